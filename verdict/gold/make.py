@@ -1,6 +1,6 @@
 """Writes the gold set's tables from the compact task list in :mod:`verdict.gold.tasks`.
 
-``python -m verdict.gold.make [DIR]`` expands every task into raw rows:
+``python -m verdict.gold.make [--seed-only] [DIR]`` expands every task into raw rows:
 ``evaluation_run.jsonl`` (explicit nulls), ``task_spec.csv``,
 ``dataset_index.csv``, ``answers.jsonl`` (expected decision, fields, origin,
 one-line reason) and ``manifest.json``. The committed files under
@@ -83,6 +83,15 @@ def write(out: Path = HERE, tasks: tuple[GoldTask, ...] = TASKS) -> list[Path]:
     return paths
 
 
-if __name__ == "__main__":
-    for p in write(Path(sys.argv[1]) if len(sys.argv) > 1 else HERE):
+def main(argv: list[str]) -> None:
+    """``[--seed-only] [DIR]``: all 30 tasks, or only the seven seed tasks, into DIR."""
+    from verdict.gold.tasks import SEED
+
+    seed_only = "--seed-only" in argv
+    rest = [a for a in argv if a != "--seed-only"]
+    for p in write(Path(rest[0]) if rest else HERE, SEED if seed_only else TASKS):
         print(p)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

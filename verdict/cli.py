@@ -1,0 +1,218 @@
+"""CLI subcommands of the verdict engine (`rcjudge verdict …`, `rcjudge serve`).
+
+``rcjudge verdict --evaluation-run F --task-spec F --dataset-index F --artifact A
+--out cards.json [--html screen.html]`` builds the cards; ``check``, ``grade``,
+``recapture-check`` and ``screen`` are its subcommands. Failed checks, a grade
+below N/N and recapture mismatches exit 1; bad input exits 2 (one line).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+DEFAULT_GRADE = "bench-out/verdict-grade.json"
+
+
+def _tables(p: argparse.ArgumentParser, required: bool) -> None:
+    for flag, what in (("--evaluation-run", "one evaluated episode a row"),
+                       ("--task-spec", "one task's targets a row"),
+                       ("--dataset-index", "one task's collected data a row")):
+        p.add_argument(flag, required=required, metavar="FILE",
+                       help=f".parquet, .csv or .jsonl table, {what}")
+
+
+def _screen_opts(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--previous", metavar="CARDS", help="last round's saved cards.json")
+    p.add_argument("--grade-result", metavar="FILE", default=DEFAULT_GRADE,
+                   help=f"grade result file for the self-grading figure (default {DEFAULT_GRADE};"
+                        " blank when absent)")
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add the verdict engine's subcommands to the `rcjudge` parser."""
+    p = sub.add_parser("verdict", help="build 'what to collect next' cards from three tables")
+    _tables(p, required=False)
+    p.add_argument("--artifact", help="model_artifact judged in this round (e.g. RLDX-1-rc7)")
+    p.add_argument("--out", metavar="CARDS", help="write the cards (JSON array) here")
+    p.add_argument("--html", metavar="PAGE", help="also write the self-contained screen")
+    _screen_opts(p)
+    p.add_argument("--json", action="store_true", help="print the cards as JSON")
+    p.set_defaults(func=_cmd_build)
+    vs = p.add_subparsers(dest="verdict_command", metavar="COMMAND")
+
+    c = vs.add_parser("check", help="run the 14 automatic checks on any cards file")
+    c.add_argument("cards", help="cards.json (a JSON array of cards)")
+    _tables(c, required=True)
+    c.add_argument("--json", action="store_true")
+    c.set_defaults(func=_cmd_check)
+
+    g = vs.add_parser("grade", help="verdict agreement against the gold set")
+    g.add_argument("--gold", required=True, metavar="DIR", help="gold set folder (verdict/gold)")
+    g.add_argument("--out", default=DEFAULT_GRADE, help=f"result file (default {DEFAULT_GRADE})")
+    g.add_argument("--json", action="store_true")
+    g.set_defaults(func=_cmd_grade)
+
+    r = vs.add_parser("recapture-check", help="compare cards' recapture site/hand with the plan")
+    r.add_argument("cards")
+    r.add_argument("--plan", required=True, metavar="PLAN.csv",
+                   help="columns task_id, capture_site, robot_hand_type")
+    r.add_argument("--json", action="store_true")
+    r.set_defaults(func=_cmd_recapture)
+
+    s = vs.add_parser("screen", help="write the screen for an existing cards file")
+    s.add_argument("--cards", help="this round's cards.json (omit before new records)")
+    _tables(s, required=False)
+    _screen_opts(s)
+    s.add_argument("--html", required=True, metavar="PAGE")
+    s.set_defaults(func=_cmd_screen)
+
+    v = sub.add_parser("serve", help="serve the verdict screen (FastAPI + uvicorn)")
+    v.add_argument("--cards", help="this round's cards.json")
+    _tables(v, required=False)
+    v.add_argument("--artifact", help="build the cards from the tables for this artifact")
+    _screen_opts(v)
+    v.add_argument("--host", default="127.0.0.1")
+    v.add_argument("--port", type=int, default=8765)
+    v.set_defaults(func=_cmd_serve)
+
+
+def _read_cards(path: str | None) -> list[dict[str, Any]] | None:
+    from verdict.errors import VerdictInputError
+
+    if path is None:
+        return None
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise VerdictInputError(f"cards file {path}: {exc}") from exc
+    if not isinstance(data, list) or not all(isinstance(c, dict) for c in data):
+        raise VerdictInputError(f"cards file {path}: expected a JSON array of card objects")
+    return data
+
+
+def _need_tables(args: argparse.Namespace, what: str) -> None:
+    from verdict.errors import VerdictInputError
+
+    missing = [f for f in ("evaluation_run", "task_spec", "dataset_index", "artifact")
+               if getattr(args, f, None) is None]
+    if missing:
+        raise VerdictInputError(f"{what}: missing " + ", ".join(
+            "--" + m.replace("_", "-") for m in missing))
+
+
+def _state(args: argparse.Namespace, cards: list[dict] | None, inputs: Any) -> Any:
+    from verdict.checks import run_checks
+    from verdict.reference import Reference
+    from verdict.screen.app import ScreenState
+
+    report = (run_checks(cards, Reference(inputs)).to_dict()
+              if cards is not None and inputs is not None else None)
+    title = (inputs.artifact if inputs is not None
+             else (cards[0].get("model_artifact", "") if cards else ""))
+    return ScreenState(cards, report, _read_cards(args.previous), args.grade_result, title)
+
+
+def _cmd_build(args: argparse.Namespace) -> int:
+    from verdict.engine import build_from_inputs
+    from verdict.model import card_to_dict
+    from verdict.tables import load_inputs
+
+    _need_tables(args, "rcjudge verdict")
+    inputs = load_inputs(args.evaluation_run, args.task_spec, args.dataset_index, args.artifact)
+    cards = [card_to_dict(c) for c in build_from_inputs(inputs)]
+    text = json.dumps(cards, ensure_ascii=False, indent=2) + "\n"
+    if args.out:
+        Path(args.out).write_text(text, encoding="utf-8")
+    if args.html:
+        Path(args.html).write_text(_state(args, cards, inputs).page(), encoding="utf-8")
+    if args.json:
+        sys.stdout.write(text)
+    else:
+        counts: dict[str, int] = {}
+        for c in cards:
+            counts[c["verdict"]] = counts.get(c["verdict"], 0) + 1
+        print(f"{len(cards)} cards: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
+    return 0
+
+
+def _cmd_check(args: argparse.Namespace) -> int:
+    from verdict.checks import CHECKS, run_checks
+    from verdict.reference import Reference
+    from verdict.tables import load_inputs
+
+    cards = _read_cards(args.cards) or []
+    artifacts = sorted({str(c.get("model_artifact")) for c in cards}) or ["-"]
+    inputs = load_inputs(args.evaluation_run, args.task_spec, args.dataset_index, artifacts[0])
+    report = run_checks(cards, Reference(inputs))
+    if args.json:
+        print(json.dumps(report.to_dict(), ensure_ascii=False, indent=2))
+    else:
+        for n, text in CHECKS.items():
+            bad = [(t, r) for t, r in report.failures() if r.number == n]
+            print(f"{'FAIL' if bad else 'pass'} {n:2d}. {text}")
+            for task_id, r in bad:
+                print(f"        {task_id}: {r.reason}")
+        for finding in report.file_findings:
+            print(f"FAIL file: {finding}")
+        print(f"{len(cards)} cards, {len(report.failures())} failed check(s)")
+    return 0 if report.passed else 1
+
+
+def _cmd_grade(args: argparse.Namespace) -> int:
+    from verdict.grade import format_result, grade, write_result
+
+    result = grade(args.gold)
+    path = write_result(result, args.out)
+    print(json.dumps(result.to_dict(), ensure_ascii=False, indent=2) if args.json
+          else format_result(result) + f"\nresult file: {path}")
+    return 0 if result.agreed == result.total else 1
+
+
+def _cmd_recapture(args: argparse.Namespace) -> int:
+    from dataclasses import asdict
+
+    from verdict.recapture import format_rows, read_plan, recapture_check
+
+    rows = recapture_check(_read_cards(args.cards) or [], read_plan(args.plan))
+    print(json.dumps([asdict(r) for r in rows], ensure_ascii=False, indent=2) if args.json
+          else format_rows(rows))
+    return 0 if all(r.status in ("match", "not named by a card") for r in rows) else 1
+
+
+def _cmd_screen(args: argparse.Namespace) -> int:
+    from verdict.tables import load_inputs
+
+    cards = _read_cards(args.cards)
+    inputs = None
+    if cards and args.evaluation_run:
+        args.artifact = str(cards[0].get("model_artifact"))
+        _need_tables(args, "rcjudge verdict screen")
+        inputs = load_inputs(args.evaluation_run, args.task_spec, args.dataset_index,
+                             args.artifact)
+    Path(args.html).write_text(_state(args, cards, inputs).page(), encoding="utf-8")
+    print(f"screen written: {args.html}")
+    return 0
+
+
+def _cmd_serve(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from verdict.engine import build_from_inputs
+    from verdict.model import card_to_dict
+    from verdict.screen.app import create_app
+    from verdict.tables import load_inputs
+
+    cards, inputs = _read_cards(args.cards), None
+    if args.evaluation_run or args.artifact:
+        _need_tables(args, "rcjudge serve")
+        inputs = load_inputs(args.evaluation_run, args.task_spec, args.dataset_index,
+                             args.artifact)
+        if cards is None:
+            cards = [card_to_dict(c) for c in build_from_inputs(inputs)]
+    uvicorn.run(create_app(_state(args, cards, inputs)), host=args.host, port=args.port,
+                log_level="warning")
+    return 0

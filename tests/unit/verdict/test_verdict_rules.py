@@ -169,3 +169,10 @@ def test_empty_evaluation_table_keeps_every_task() -> None:
     cards = build_cards(table("evaluation_run", []), table("task_spec", [spec_row("a")]),
                         table("dataset_index", [ds_row("a")]), ART)
     assert [(c.task_id, c.blocked_cause) for c in cards] == [("a", "평가 미실시")]
+
+
+def test_median_of_floats_no_short_decimal_writes() -> None:
+    # 0.1 + 0.2 is 0.30000000000000004: the exact per-task fallback still rounds half-up
+    ev = runs("t", [(True, None, 0.1 + 0.2), (True, None, 10.0)])
+    card = one(ev, [spec_row("t")], [ds_row("t")])
+    assert card["cycle_sec_median"] == 5.15

@@ -1,0 +1,125 @@
+"""Create: build a bundle from ordinary recordings (three .mp4 files + a signal table).
+
+This is how outside recordings enter the system. The mp4 packets (AVCC) are
+converted to Annex B and stored as ``foxglove.CompressedVideo`` messages; the
+signal table becomes ``/joint_states`` and ``/gripper``. Everything is written
+to a temporary folder that is renamed into place only when complete.
+
+Signal table (Parquet or CSV), one row per sample:
+
+* ``time`` — seconds from the start of the recording (t = 0 of the videos too);
+* ``<joint>.position``, ``<joint>.velocity``, ``<joint>.effort`` for every joint;
+* ``gripper.width`` (m) and ``gripper.force`` (N).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+from datetime import datetime
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.csv as pacsv
+import pyarrow.parquet as pq
+
+from judge.bundle.decode import REQUIRED_CAMERAS, read_mp4
+from judge.bundle.intake import ATTRIBUTION_FILE, validate_attribution
+from judge.bundle.manifest import Manifest, write_manifest
+from judge.bundle.streams import Signals
+from judge.bundle.write import write_mcap
+from judge.errors import BundleError, SignalTableError
+
+MCAP_NAME = "rollout.mcap"
+JOINT_FIELDS = ("position", "velocity", "effort")
+
+
+def read_signal_table(path: str | Path) -> Signals:
+    """Read and check a Parquet/CSV signal table (columns in the module docstring)."""
+    path = Path(path)
+    try:
+        table = pq.read_table(path) if path.suffix == ".parquet" else pacsv.read_csv(path)
+    except FileNotFoundError:
+        raise SignalTableError(f"{path}: file not found") from None
+    except (pa.ArrowInvalid, OSError) as exc:
+        raise SignalTableError(f"{path}: not a readable Parquet/CSV table: {exc}") from None
+    cols = table.column_names
+    missing = [c for c in ("time", "gripper.width", "gripper.force") if c not in cols]
+    joints = [c[: -len(".position")] for c in cols
+              if c.endswith(".position") and not c.startswith("gripper.")]
+    if not joints:
+        missing.append("<joint>.position/.velocity/.effort (no joint columns)")
+    missing += [f"{j}.{f}" for j in joints for f in JOINT_FIELDS if f"{j}.{f}" not in cols]
+    if missing:
+        raise SignalTableError(f"{path}: missing column(s): {', '.join(missing)}")
+    if table.num_rows < 2:
+        raise SignalTableError(f"{path}: needs at least 2 rows, has {table.num_rows}")
+
+    def col(name: str) -> np.ndarray:
+        c = table.column(name)
+        if not pa.types.is_floating(c.type) and not pa.types.is_integer(c.type):
+            raise SignalTableError(f"{path}: column {name!r} is {c.type}, expected numbers")
+        if c.null_count or pc.any(pc.is_nan(pc.cast(c, pa.float64()))).as_py():
+            arr = c.to_numpy(zero_copy_only=False).astype(np.float64)
+            row = int(np.flatnonzero(np.isnan(arr))[0])
+            raise SignalTableError(f"{path}: column {name!r} is empty or NaN at row {row + 1}")
+        return c.to_numpy(zero_copy_only=False).astype(np.float64)
+
+    t = col("time")
+    bad = np.flatnonzero(np.diff(t) <= 0)
+    if len(bad):
+        raise SignalTableError(f"{path}: 'time' must strictly increase; row {bad[0] + 2} has "
+                               f"{t[bad[0] + 1]} after {t[bad[0]]}")
+    stack = {f: np.stack([col(f"{j}.{f}") for j in joints], axis=1) for f in JOINT_FIELDS}
+    return Signals(t=t, joint_names=tuple(joints), position=stack["position"],
+                   velocity=stack["velocity"], effort=stack["effort"], gripper_t=t,
+                   gripper_width=col("gripper.width"), gripper_force=col("gripper.force"))
+
+
+def create_bundle(videos: dict[str, str], signals: str, attribution: str, out: str,
+                  start: str | None = None) -> Manifest:
+    """Build a bundle folder ``out`` (must not exist) and return its manifest.
+
+    Args:
+        videos: camera name -> .mp4 path (H.264, no B-frames); exactly three.
+        signals: Parquet or CSV signal table.
+        attribution: JSON file with the attribution fields.
+        out: bundle folder to create.
+        start: ISO-8601 wall-clock time of t = 0 (default: the Unix epoch).
+    """
+    out_path = Path(out)
+    if out_path.exists():
+        raise BundleError(f"{out}: already exists; bundles are never overwritten")
+    if len(videos) != REQUIRED_CAMERAS:
+        raise BundleError(f"--video: expected {REQUIRED_CAMERAS} cameras, got {len(videos)} "
+                          f"({', '.join(sorted(videos)) or 'none'})")
+    try:
+        attr = json.loads(Path(attribution).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise BundleError(f"{attribution}: file not found") from None
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise BundleError(f"{attribution}: not valid JSON: {exc}") from None
+    validate_attribution(attr, attribution)
+    cameras = [read_mp4(None, path, name) for name, path in sorted(videos.items())]
+    table = read_signal_table(signals)
+    start_ns = 0
+    if start:
+        try:
+            start_ns = int(datetime.fromisoformat(start).timestamp() * 1e9)
+        except ValueError:
+            raise BundleError(f"--start {start!r}: expected an ISO-8601 time") from None
+    out_path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out_path.name}.", dir=out_path.parent))
+    try:
+        write_mcap(tmp / MCAP_NAME, cameras, table, start_ns)
+        (tmp / ATTRIBUTION_FILE).write_text(json.dumps(attr, indent=2, ensure_ascii=False) + "\n",
+                                            encoding="utf-8")
+        manifest = write_manifest(tmp, [ATTRIBUTION_FILE, MCAP_NAME])
+        tmp.rename(out_path)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return manifest

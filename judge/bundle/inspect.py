@@ -1,0 +1,90 @@
+"""Inspect: what is in a bundle, for a person debugging it (like ``mcap info``).
+
+Runs intake, reads the streams, detects contacts and computes the sampled
+timestamps exactly as judging would, without decoding a single picture.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from judge.bundle.contacts import detect_contacts
+from judge.bundle.decode import Streams, load_streams
+from judge.bundle.intake import intake
+from judge.bundle.sample import sample_timestamps
+from judge.config import sampling_config
+
+
+def plan_targets(streams: Streams) -> tuple[list, np.ndarray]:
+    """Contacts and target timestamps of a bundle (shared by inspect and judging)."""
+    cfg = sampling_config()
+    contacts = detect_contacts(streams.signals, cfg.contacts)
+    ref = streams.videos[sorted(streams.videos)[0]]
+    targets = sample_timestamps(float(ref.t[0]), float(ref.t[-1]), [c.t for c in contacts],
+                                cfg.sample, frame_times=ref.t, keyframe_times=ref.t[ref.keyframe])
+    return contacts, targets
+
+
+def inspect_bundle(uri: str) -> dict[str, Any]:
+    """A JSON-ready report of the bundle at ``uri``."""
+    bundle = intake(uri)
+    streams = load_streams(bundle)
+    contacts, targets = plan_targets(streams)
+    duration = streams.duration_s
+    cameras = {}
+    for name, v in sorted(streams.videos.items()):
+        keys = v.t[v.keyframe]
+        cameras[name] = {
+            "source": "mp4" if name in bundle.sidecars else "mcap",
+            "frames": len(v.t), "fps": round(v.fps, 3), "keyframes": int(v.keyframe.sum()),
+            "keyframe_interval_s": round(float(np.median(np.diff(keys))), 3) if len(keys) > 1
+            else None,
+            "first_t": round(float(v.t[0]), 3), "last_t": round(float(v.t[-1]), 3),
+            "bytes": sum(len(d) for d in v.data),
+        }
+    s = streams.signals
+    rates = {f"/camera/{n}": c["fps"] for n, c in cameras.items()}
+    rates.update({"/joint_states": s.rate_hz,
+                  "/gripper": (len(s.gripper_t) - 1) / float(s.gripper_t[-1] - s.gripper_t[0])
+                  if len(s.gripper_t) > 1 else 0.0})
+    return {
+        "bundle": uri,
+        "bundle_hash": bundle.bundle_hash,
+        "files": [f.model_dump() for f in bundle.manifest.files],
+        "task": bundle.attribution.task.model_dump(),
+        "duration_s": round(duration, 3),
+        "channels": [{"topic": c.topic, "schema": c.schema, "encoding": c.encoding,
+                      "messages": c.messages,
+                      "rate_hz": round(rates.get(c.topic, 0.0), 2) or None}
+                     for c in streams.channels],
+        "cameras": cameras,
+        "signals": {"joints": list(s.joint_names), "rate_hz": round(s.rate_hz, 2),
+                    "samples": len(s.t), "gripper_samples": len(s.gripper_t)},
+        "contacts": [c.as_dict() for c in contacts],
+        "sampled_timestamps": [round(float(t), 4) for t in targets],
+    }
+
+
+def format_report(r: dict[str, Any]) -> str:
+    """Human-readable text of :func:`inspect_bundle`'s report."""
+    lines = [f"bundle:    {r['bundle']}", f"hash:      {r['bundle_hash']}",
+             f"task:      {r['task']['id']} (tier {r['task']['tier']})",
+             f"duration:  {r['duration_s']:.3f} s", "channels:"]
+    width = max(len(c["topic"]) for c in r["channels"])
+    for c in r["channels"]:
+        lines.append(f"  {c['topic']:<{width}}  {c['messages']:>6} msgs  "
+                     f"{c['rate_hz'] or 0:>7.2f} Hz  {c['schema']} [{c['encoding']}]")
+    lines.append("cameras:")
+    for name, c in r["cameras"].items():
+        lines.append(f"  {name:<8} {c['frames']:>5} frames  {c['fps']:>6.2f} fps  "
+                     f"keyframe every {c['keyframe_interval_s']} s  ({c['source']})")
+    lines.append(f"signals:   {len(r['signals']['joints'])} joints at "
+                 f"{r['signals']['rate_hz']} Hz")
+    lines.append(f"contacts:  {len(r['contacts'])}")
+    for c in r["contacts"]:
+        lines.append(f"  {c['t']:>8.3f} s  {c['kind']:<8} peak {c['peak']}")
+    ts = ", ".join(f"{t:.2f}" for t in r["sampled_timestamps"])
+    lines.append(f"sampled:   {len(r['sampled_timestamps'])} per camera: {ts}")
+    return "\n".join(lines)

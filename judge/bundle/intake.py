@@ -1,0 +1,146 @@
+"""Intake: the first stage. Verify a bundle's files and attribution before anything runs.
+
+``intake(uri)`` streams every listed file through sha256, checks sizes and the
+bundle hash, locates the MCAP file and sidecar cameras, and validates the 11
+attribution fields (from the request when one is given, else from the bundle's
+``attribution.json``). Nothing downstream runs on a bundle that did not pass.
+"""
+
+from __future__ import annotations
+
+import json
+import posixpath
+from dataclasses import dataclass
+from typing import Any
+
+import fsspec
+from pydantic import ValidationError
+
+from judge.api.protocol import Attribution
+from judge.bundle.manifest import Manifest, bundle_hash, read_manifest, sha256_file
+from judge.config import attribution_fields
+from judge.errors import AttributionError, BundleError, HashMismatchError, ManifestError
+
+ATTRIBUTION_FILE = "attribution.json"
+SIDECAR_DIR = "cameras"
+
+
+@dataclass(frozen=True)
+class VerifiedBundle:
+    """A bundle that passed intake: verified files, located streams, its attribution."""
+
+    uri: str
+    fs: fsspec.AbstractFileSystem
+    root: str
+    manifest: Manifest
+    attribution: Attribution
+    mcap_path: str  # full path inside ``fs``
+    sidecars: dict[str, str]  # camera name -> full path of its .mp4
+
+    @property
+    def bundle_hash(self) -> str:
+        return self.manifest.bundle_hash
+
+
+def missing_attribution(data: Any, fields: tuple[str, ...] | None = None) -> list[str]:
+    """Every required dotted field that is absent, null, or empty ("" / {} / [])."""
+    missing = []
+    for dotted in fields or attribution_fields():
+        node: Any = data
+        for part in dotted.split("."):
+            node = node.get(part) if isinstance(node, dict) else None
+        if node is None or (isinstance(node, str | dict | list) and len(node) == 0):
+            missing.append(dotted)
+        elif isinstance(node, str) and not node.strip():
+            missing.append(dotted)
+    return missing
+
+
+def validate_attribution(data: Any, source: str = "request") -> Attribution:
+    """Refuse a run missing any required field, naming all of them; then check types."""
+    if not isinstance(data, dict):
+        raise AttributionError(list(attribution_fields()), source)
+    if missing := missing_attribution(data):
+        raise AttributionError(missing, source)
+    fields = {k: v for k, v in data.items() if k in Attribution.model_fields}
+    try:
+        return Attribution.model_validate(fields)
+    except ValidationError as exc:
+        errs = "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors())
+        raise BundleError(f"{source}: invalid attribution: {errs}") from None
+
+
+def verify_files(fs: fsspec.AbstractFileSystem, root: str, manifest: Manifest) -> None:
+    """Check every listed file's size and sha256, then the bundle hash."""
+    for entry in manifest.files:
+        path = posixpath.join(root, entry.path)
+        try:
+            size = fs.size(path)
+        except FileNotFoundError:
+            raise HashMismatchError(f"{path}: listed in manifest.json but missing") from None
+        if size != entry.size:
+            raise HashMismatchError(
+                f"{path}: size {size} bytes, manifest.json says {entry.size}"
+            )
+        digest, _ = sha256_file(fs, path)
+        if digest != entry.sha256:
+            raise HashMismatchError(
+                f"{path}: sha256 mismatch: file has {digest}, manifest.json says {entry.sha256}"
+            )
+    expected = bundle_hash(manifest.files)
+    if expected != manifest.bundle_hash:
+        raise HashMismatchError(
+            f"{posixpath.join(root, 'manifest.json')}: bundle_hash mismatch: files give "
+            f"{expected}, manifest.json says {manifest.bundle_hash}"
+        )
+
+
+def _locate_streams(root: str, manifest: Manifest) -> tuple[str, dict[str, str]]:
+    mcaps = [f.path for f in manifest.files if f.path.endswith(".mcap")]
+    if len(mcaps) != 1:
+        raise ManifestError(
+            f"{posixpath.join(root, 'manifest.json')}: expected exactly one .mcap file, "
+            f"found {len(mcaps)} ({', '.join(mcaps) or 'none'})"
+        )
+    sidecars = {
+        posixpath.splitext(posixpath.basename(f.path))[0]: posixpath.join(root, f.path)
+        for f in manifest.files
+        if posixpath.dirname(f.path) == SIDECAR_DIR and f.path.endswith(".mp4")
+    }
+    return posixpath.join(root, mcaps[0]), sidecars
+
+
+def intake(uri: str, request: dict[str, Any] | None = None) -> VerifiedBundle:
+    """Verify the bundle at ``uri`` and its attribution.
+
+    Args:
+        uri: bundle folder, a local path or any fsspec URI (``memory://…``, ``s3://…``).
+        request: the API request body; its attribution fields are used instead of
+            the bundle's ``attribution.json`` when given.
+
+    Raises:
+        ManifestError, HashMismatchError, AttributionError: naming the file or fields.
+    """
+    fs, root = fsspec.core.url_to_fs(uri)
+    root = root.rstrip("/")
+    manifest = read_manifest(fs, root)
+    if request is not None:
+        attribution = validate_attribution(request, "request")
+    else:
+        if manifest.file(ATTRIBUTION_FILE) is None:
+            raise ManifestError(
+                f"{posixpath.join(root, 'manifest.json')}: lists no {ATTRIBUTION_FILE} "
+                "and no request was given"
+            )
+    verify_files(fs, root, manifest)
+    if request is None:
+        path = posixpath.join(root, ATTRIBUTION_FILE)
+        try:
+            with fs.open(path, "rb") as f:
+                data = json.loads(f.read())
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise ManifestError(f"{path}: not valid JSON: {exc}") from None
+        attribution = validate_attribution(data, path)
+    mcap_path, sidecars = _locate_streams(root, manifest)
+    return VerifiedBundle(uri=uri, fs=fs, root=root, manifest=manifest,
+                          attribution=attribution, mcap_path=mcap_path, sidecars=sidecars)

@@ -1,0 +1,127 @@
+"""Bundle manifest v1: the file list with sha256 and size, and the bundle hash.
+
+A bundle is a folder (local path or fsspec URI) holding ``manifest.json`` and the
+files it lists. The bundle hash is defined in ``docs/bundle-format.md``::
+
+    bundle_hash = sha256( "".join(f"{path}:{sha256}\\n" for files sorted by path) )
+
+This module reads, writes and hashes manifests; it never judges anything.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import posixpath
+from pathlib import Path
+from typing import Any, Literal
+
+import fsspec
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from judge.errors import ManifestError
+
+MANIFEST = "manifest.json"
+FORMAT = "rcjudge.bundle"
+FORMAT_VERSION = 1
+_BLOCK = 1 << 20
+
+
+class FileEntry(BaseModel):
+    """One file of the bundle."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    path: str = Field(description="Relative POSIX path inside the bundle folder.")
+    sha256: str = Field(pattern=r"^[0-9a-f]{64}$", description="Lower-case hex sha256.")
+    size: int = Field(ge=0, description="Size in bytes.")
+
+    @field_validator("path")
+    @classmethod
+    def _relative(cls, v: str) -> str:
+        norm = posixpath.normpath(v)
+        if not v or v.startswith("/") or norm != v or norm.startswith("..") or v == MANIFEST:
+            raise ValueError(f"must be a normalised relative path inside the bundle, got {v!r}")
+        return v
+
+
+class Manifest(BaseModel):
+    """``manifest.json`` of bundle format v1."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    format: Literal["rcjudge.bundle"] = FORMAT
+    format_version: Literal[1] = FORMAT_VERSION
+    files: tuple[FileEntry, ...] = Field(min_length=1)
+    bundle_hash: str = Field(pattern=r"^[0-9a-f]{64}$")
+
+    @field_validator("files")
+    @classmethod
+    def _unique(cls, v: tuple[FileEntry, ...]) -> tuple[FileEntry, ...]:
+        seen: set[str] = set()
+        for f in v:
+            if f.path in seen:
+                raise ValueError(f"file {f.path!r} is listed twice")
+            seen.add(f.path)
+        return v
+
+    def file(self, path: str) -> FileEntry | None:
+        return next((f for f in self.files if f.path == path), None)
+
+
+def bundle_hash(files: list[FileEntry] | tuple[FileEntry, ...]) -> str:
+    """sha256 over the sorted ``path:sha256`` lines (one ``\\n`` after each)."""
+    lines = "".join(f"{f.path}:{f.sha256}\n" for f in sorted(files, key=lambda f: f.path))
+    return hashlib.sha256(lines.encode("utf-8")).hexdigest()
+
+
+def sha256_file(fs: fsspec.AbstractFileSystem, path: str) -> tuple[str, int]:
+    """Stream a file through sha256 in 1 MiB blocks; returns (hex digest, size)."""
+    h = hashlib.sha256()
+    size = 0
+    if getattr(fs, "protocol", None) in ("file", ("file", "local")):
+        buf = bytearray(_BLOCK)
+        view = memoryview(buf)
+        with open(path, "rb", buffering=0) as f:
+            while n := f.readinto(buf):
+                h.update(view[:n])
+                size += n
+    else:
+        with fs.open(path, "rb") as f:
+            while block := f.read(_BLOCK):
+                h.update(block)
+                size += len(block)
+    return h.hexdigest(), size
+
+
+def read_manifest(fs: fsspec.AbstractFileSystem, root: str) -> Manifest:
+    """Parse ``manifest.json`` under ``root``; any problem is a :class:`ManifestError`."""
+    path = posixpath.join(root, MANIFEST)
+    try:
+        with fs.open(path, "rb") as f:
+            raw: Any = json.loads(f.read())
+    except FileNotFoundError:
+        raise ManifestError(f"{path}: manifest.json not found (is this a bundle folder?)") from None
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ManifestError(f"{path}: not valid JSON: {exc}") from None
+    try:
+        return Manifest.model_validate(raw)
+    except ValidationError as exc:
+        errs = "; ".join(
+            f"{'.'.join(str(p) for p in e['loc']) or '<root>'}: {e['msg']}" for e in exc.errors()
+        )
+        raise ManifestError(f"{path}: {errs}") from None
+
+
+def write_manifest(root: str | Path, paths: list[str]) -> Manifest:
+    """Hash the listed local files under ``root`` and write ``manifest.json``."""
+    fs = fsspec.filesystem("file")
+    entries = []
+    for p in sorted(paths):
+        digest, size = sha256_file(fs, str(Path(root) / p))
+        entries.append(FileEntry(path=p, sha256=digest, size=size))
+    manifest = Manifest(files=tuple(entries), bundle_hash=bundle_hash(entries))
+    tmp = Path(root) / (MANIFEST + ".tmp")
+    tmp.write_text(manifest.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    tmp.replace(Path(root) / MANIFEST)
+    return manifest

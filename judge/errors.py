@@ -1,0 +1,58 @@
+"""The project's exception tree: one root, subclasses that also inherit a built-in.
+
+Every message names the file/field, the bad value and what was expected, so a
+person can fix the input without reading a traceback.
+"""
+
+from __future__ import annotations
+
+
+class JudgeError(Exception):
+    """Root of every error rcjudge raises on purpose."""
+
+
+class ConfigError(JudgeError, ValueError):
+    """A config file under ``configs/`` is missing or invalid."""
+
+
+class BundleError(JudgeError, ValueError):
+    """A run bundle is unusable (manifest, files, MCAP, streams)."""
+
+
+class ManifestError(BundleError):
+    """``manifest.json`` is missing, unreadable or malformed."""
+
+
+class HashMismatchError(BundleError):
+    """A file's or the bundle's sha256 differs from the manifest."""
+
+
+class AttributionError(BundleError):
+    """One or more of the required attribution fields are missing or empty."""
+
+    def __init__(self, missing: list[str], source: str = "request") -> None:
+        self.missing = list(missing)
+        super().__init__(
+            f"{source}: missing {len(self.missing)} required attribution field(s): "
+            + ", ".join(self.missing)
+        )
+
+
+class McapError(BundleError):
+    """The MCAP file is truncated, corrupt or lacks a required channel."""
+
+
+class ChannelError(McapError):
+    """A required camera or signal channel is missing or malformed."""
+
+
+class VideoError(BundleError):
+    """A camera stream cannot be decoded as required (codec, keyframes, timestamps)."""
+
+
+class FrameTimestampError(VideoError):
+    """A requested frame timestamp could not be matched within tolerance."""
+
+
+class SignalTableError(BundleError):
+    """A signal table given to ``rcjudge bundle create`` lacks columns or rows."""

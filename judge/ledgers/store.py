@@ -1,0 +1,387 @@
+"""The ledger store: step 5 of a judging call (after the vote, before export).
+
+:class:`Ledger` opens a database by URL (embedded SQLite under the data
+directory by default, PostgreSQL by URL), migrates it to head with Alembic, and
+writes runs, judgments and operator labels. Every write is one transaction and
+idempotent: a run is written once (a second write with the same facts is a
+no-op, with different facts an error); a judgment is written once per
+``(run_id, judge_version)`` (the first write wins; re-judging means a new judge
+version). ``INSERT … ON CONFLICT DO NOTHING … RETURNING`` on both dialects
+(the returned key says whether the row is new; ``rowcount`` is -1 on psycopg here).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from importlib.resources import files
+from pathlib import Path
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.engine import Connection, Engine
+
+from judge.api.protocol import Attribution, Body, Policy, Reset, Task
+from judge.ensemble.judgment import Cost, Judgment, ModelAnswer, StageTimings
+from judge.ledgers import schema as S
+from judge.ledgers.errors import LedgerError
+from judge.ledgers.records import CalibrationRow, Label, Run, StoredLabel, Written
+
+_SCHEMA_NAME = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
+
+
+def default_url() -> str:
+    """``$RCJUDGE_DB``, else ``sqlite:///<data dir>/rcjudge.db`` (``$RCJUDGE_DATA`` or ./data)."""
+    if os.environ.get("RCJUDGE_DB"):
+        return os.environ["RCJUDGE_DB"]
+    data = Path(os.environ.get("RCJUDGE_DATA") or "data")
+    return f"sqlite:///{data / 'rcjudge.db'}"
+
+
+def resolve_url(url: str | None) -> str:
+    """The URL to open: ``url`` or :func:`default_url`; bare ``postgresql://`` uses psycopg 3."""
+    url = url or default_url()
+    for bare in ("postgresql://", "postgres://"):
+        if url.startswith(bare):
+            return "postgresql+psycopg://" + url[len(bare):]
+    return url
+
+
+def make_engine(url: str | None = None, *, schema: str | None = None) -> Engine:
+    """An engine for ``url``; ``schema`` (PostgreSQL only) puts every table in that schema.
+
+    SQLite: the folder is created, foreign keys are enforced, WAL journal with
+    ``synchronous=FULL`` (a committed row survives a crash), writers wait up to
+    30 s for the lock, and transactions are real (``BEGIN IMMEDIATE`` for writes).
+    """
+    url = resolve_url(url)
+    try:
+        parsed = sa.make_url(url)
+    except sa.exc.ArgumentError as exc:
+        raise LedgerError(f"--db {url!r}: not a database URL ({exc})") from None
+    backend = parsed.get_backend_name()
+    if backend not in ("sqlite", "postgresql"):
+        raise LedgerError(f"--db {url!r}: unsupported database {backend!r}; "
+                          "expected sqlite:///PATH or postgresql+psycopg://HOST/DB")
+    if schema is not None and (backend != "postgresql" or not _SCHEMA_NAME.match(schema)):
+        raise LedgerError(f"schema {schema!r}: only for PostgreSQL, lower-case identifier")
+    if backend == "sqlite":
+        if parsed.database and parsed.database != ":memory:":
+            Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
+        engine = sa.create_engine(parsed, connect_args={"timeout": 30})
+        _sqlite_events(engine)
+        return engine
+    args = {"options": f"-c search_path={schema}"} if schema else {}
+    return sa.create_engine(parsed, connect_args=args, pool_pre_ping=True)
+
+
+def _sqlite_events(engine: Engine) -> None:
+    """SQLAlchemy's recipe for real SQLite transactions, plus our pragmas."""
+
+    @sa.event.listens_for(engine, "connect")
+    def _connect(dbapi_conn: Any, _record: Any) -> None:
+        dbapi_conn.isolation_level = None  # we emit BEGIN ourselves
+        cur = dbapi_conn.cursor()
+        cur.execute("PRAGMA foreign_keys=ON")
+        cur.execute("PRAGMA journal_mode=WAL")
+        cur.execute("PRAGMA synchronous=FULL")
+        cur.close()
+
+    @sa.event.listens_for(engine, "begin")
+    def _begin(conn: Connection) -> None:
+        write = conn.get_execution_options().get("ledger_write", False)
+        conn.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
+
+
+def upgrade(engine: Engine, revision: str = "head") -> str | None:
+    """Migrate the ledger database to ``revision``; return the revision it is at now."""
+    from alembic import command
+    from alembic.config import Config
+    from alembic.runtime.migration import MigrationContext
+
+    cfg = Config()
+    cfg.set_main_option("script_location", str(files("judge.ledgers") / "migrations"))
+    try:
+        with engine.connect().execution_options(ledger_write=True) as conn, conn.begin():
+            cfg.attributes["connection"] = conn
+            command.upgrade(cfg, revision)
+        with engine.connect() as conn:
+            return MigrationContext.configure(conn).get_current_revision()
+    except sa.exc.OperationalError as exc:
+        raise LedgerError(f"{engine.url!r}: cannot open the ledger database: "
+                          f"{exc.orig or exc}".splitlines()[0]) from exc
+    except Exception as exc:  # alembic raises CommandError/ResolutionError on unknown revisions
+        if type(exc).__module__.startswith("alembic"):
+            raise LedgerError(f"{engine.url!r}: migration to {revision!r} failed: {exc}") from exc
+        raise
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+def _insert(conn: Connection, table: sa.Table) -> Any:
+    """The dialect's INSERT construct (both have ``on_conflict_do_nothing``)."""
+    return (postgresql.insert if conn.dialect.name == "postgresql" else sqlite.insert)(table)
+
+
+def _run_values(run: Run) -> dict[str, Any]:
+    a = run.attribution
+    extra = {k: v for k, v in (("body.dof", a.body.dof), ("body.mount_h_mm", a.body.mount_h_mm),
+                               ("reset", a.reset.model_dump(mode="json") if a.reset else None))
+             if v is not None}
+    return {
+        "run_id": run.run_id, "bundle_uri": run.bundle_uri, "bundle_hash": run.bundle_hash,
+        "policy_vendor": a.policy.vendor, "policy_name": a.policy.name,
+        "policy_version": a.policy.version, "policy_checkpoint": a.policy.checkpoint,
+        "body_arm": a.body.arm, "body_hand": a.body.hand,
+        "body_calibrated_at": a.body.calibrated_at, "task_id": a.task.id,
+        "task_tier": a.task.tier, "env": a.env, "seed": str(a.seed),
+        "attribution_extra": extra or None,
+        "duration_s": run.duration_s, "cycle_sec": run.cycle_sec,
+    }
+
+
+def _run_from_row(row: Any) -> Run:
+    extra = row.attribution_extra or {}
+    reset = extra.get("reset")
+    attribution = Attribution(
+        policy=Policy(vendor=row.policy_vendor, name=row.policy_name,
+                      version=row.policy_version, checkpoint=row.policy_checkpoint),
+        body=Body(arm=row.body_arm, hand=row.body_hand, calibrated_at=row.body_calibrated_at,
+                  dof=extra.get("body.dof"), mount_h_mm=extra.get("body.mount_h_mm")),
+        task=Task(id=row.task_id, tier=row.task_tier), env=row.env, seed=row.seed,
+        reset=Reset(**reset) if reset else None)
+    return Run(run_id=row.run_id, bundle_uri=row.bundle_uri, bundle_hash=row.bundle_hash,
+               attribution=attribution, duration_s=row.duration_s, cycle_sec=row.cycle_sec,
+               recorded_at=row.recorded_at)
+
+
+def _integrity(exc: sa.exc.IntegrityError, what: str) -> LedgerError:
+    detail = str(exc.orig).strip().splitlines()[0] if exc.orig else str(exc)
+    return LedgerError(f"{what}: refused by the database: {detail}")
+
+
+class Transaction:
+    """Writes inside one open transaction (from :meth:`Ledger.transaction`)."""
+
+    def __init__(self, conn: Connection) -> None:
+        self.conn = conn
+
+    def record_run(self, run: Run) -> bool:
+        """Write ``run``; False when the same run is already recorded.
+
+        Raises:
+            LedgerError: the run id is recorded with other facts, or its bundle
+                hash is recorded under another run id.
+        """
+        values = _run_values(run)
+        existing = self.conn.execute(sa.select(S.runs).where(
+            (S.runs.c.run_id == run.run_id) | (S.runs.c.bundle_hash == run.bundle_hash))).all()
+        for row in existing:
+            if row.run_id != run.run_id:
+                raise LedgerError(f"run {run.run_id!r}: bundle hash {run.bundle_hash} is already "
+                                  f"recorded as run {row.run_id!r}")
+        if not existing:
+            stmt = _insert(self.conn, S.runs).values(
+                **values, recorded_at=run.recorded_at or _now()
+            ).on_conflict_do_nothing(index_elements=["run_id"]).returning(S.runs.c.run_id)
+            try:
+                if self.conn.execute(stmt).first() is not None:
+                    return True
+            except sa.exc.IntegrityError as exc:
+                raise _integrity(exc, f"run {run.run_id!r}") from exc
+            existing = self.conn.execute(
+                sa.select(S.runs).where(S.runs.c.run_id == run.run_id)).all()
+        row = existing[0]._mapping
+        differ = [f"{k} ({row[k]!r} recorded, {v!r} given)" for k, v in values.items()
+                  if row[k] != v]
+        if differ:
+            raise LedgerError(f"run {run.run_id!r} is already recorded with other facts: "
+                              + "; ".join(differ))
+        return False
+
+    def record_judgment(self, judgment: Judgment, *, judged_at: datetime | None = None) -> bool:
+        """Write ``judgment``; False when its ``(run_id, judge_version)`` is already recorded.
+
+        Raises:
+            LedgerError: its run is not recorded, or was recorded with another
+                bundle hash or task, or the row breaks a constraint.
+        """
+        what = f"judgment of run {judgment.run_id!r} by {judgment.judge_version!r}"
+        run = self.conn.execute(sa.select(S.runs.c.bundle_hash, S.runs.c.task_id).where(
+            S.runs.c.run_id == judgment.run_id)).first()
+        if run is None:
+            raise LedgerError(f"{what}: run not recorded; record the run first (Ledger.record)")
+        if run.bundle_hash != judgment.bundle_hash or run.task_id != judgment.task_id:
+            raise LedgerError(
+                f"{what}: judged bundle {judgment.bundle_hash} / task {judgment.task_id!r} "
+                f"but the run is bundle {run.bundle_hash} / task {run.task_id!r}")
+        stmt = _insert(self.conn, S.judgments).values(
+            run_id=judgment.run_id, judge_version=judgment.judge_version,
+            attempt=judgment.attempt, success=judgment.success,
+            failure_class=judgment.failure_class,
+            counts_against_policy=judgment.counts_against_policy,
+            attempt_confidence=judgment.attempt_confidence,
+            success_confidence=judgment.success_confidence,
+            answers=[a.model_dump(mode="json") for a in judgment.answers],
+            timings=judgment.timings.model_dump(mode="json"),
+            cost_usd=judgment.cost.usd, gpu_s=judgment.cost.gpu_s, cpu_s=judgment.cost.cpu_s,
+            frames=judgment.frames, judged_at=judged_at or _now(),
+        ).on_conflict_do_nothing(
+            index_elements=["run_id", "judge_version"]).returning(S.judgments.c.judgment_id)
+        try:
+            return self.conn.execute(stmt).first() is not None
+        except sa.exc.IntegrityError as exc:
+            raise _integrity(exc, what) from exc
+
+    def add_labels(self, labels: Sequence[Label]) -> int:
+        """Write operator labels; return how many were new (same run, person, time: kept once)."""
+        if not labels:
+            return 0
+        stmt = _insert(self.conn, S.operator_labels).on_conflict_do_nothing(
+            index_elements=["run_id", "labeled_by", "labeled_at"]
+        ).returning(S.operator_labels.c.label_id)
+        try:
+            return len(self.conn.execute(stmt, [lb.model_dump() for lb in labels]).all())
+        except sa.exc.IntegrityError as exc:
+            raise _integrity(exc, f"{len(labels)} operator label(s)") from exc
+
+
+class Ledger:
+    """The three ledgers of one database. Open with :meth:`open`."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+
+    @classmethod
+    def open(cls, url: str | None = None, *, schema: str | None = None,
+             migrate: bool = True) -> Ledger:
+        """Open (and by default migrate to head) the ledger at ``url`` (see :func:`default_url`)."""
+        engine = make_engine(url, schema=schema)
+        if migrate:
+            upgrade(engine)
+        return cls(engine)
+
+    def close(self) -> None:
+        """Release pooled connections."""
+        self.engine.dispose()
+
+    def __enter__(self) -> Ledger:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[Transaction]:
+        """One write transaction: everything in it commits together or not at all."""
+        with self.engine.connect().execution_options(ledger_write=True) as conn, conn.begin():
+            yield Transaction(conn)
+
+    # --- writes ---------------------------------------------------------------------
+    def record_run(self, attribution: Attribution, *, run_id: str, bundle_uri: str,
+                   bundle_hash: str, duration_s: float, cycle_sec: float,
+                   recorded_at: datetime | None = None) -> bool:
+        """Write one run (see :meth:`Transaction.record_run`); False if already there."""
+        run = Run(run_id=run_id, bundle_uri=bundle_uri, bundle_hash=bundle_hash,
+                  attribution=attribution, duration_s=duration_s, cycle_sec=cycle_sec,
+                  recorded_at=recorded_at)
+        with self.transaction() as tx:
+            return tx.record_run(run)
+
+    def record_judgment(self, judgment: Judgment, *, judged_at: datetime | None = None) -> bool:
+        """Write one judgment of an already recorded run; False if already there."""
+        with self.transaction() as tx:
+            return tx.record_judgment(judgment, judged_at=judged_at)
+
+    def record(self, run: Run, judgment: Judgment, *,
+               judged_at: datetime | None = None) -> Written:
+        """Write a run and its judgment in ONE transaction (step 5 of a call)."""
+        with self.transaction() as tx:
+            return Written(run=tx.record_run(run),
+                           judgment=tx.record_judgment(judgment, judged_at=judged_at))
+
+    def add_labels(self, labels: Sequence[Label]) -> int:
+        """Write operator labels in one transaction; return how many were new."""
+        with self.transaction() as tx:
+            return tx.add_labels(labels)
+
+    # --- reads ----------------------------------------------------------------------
+    def _all(self, stmt: sa.Executable) -> list[Any]:
+        with self.engine.connect() as conn:
+            return list(conn.execute(stmt).all())
+
+    def get_run(self, run_id: str) -> Run | None:
+        """The recorded run, or None."""
+        rows = self._all(sa.select(S.runs).where(S.runs.c.run_id == run_id))
+        return _run_from_row(rows[0]) if rows else None
+
+    def get_judgment(self, run_id: str, judge_version: str) -> Judgment | None:
+        """The recorded judgment (with the run's bundle URI), or None."""
+        j, r = S.judgments, S.runs
+        rows = self._all(sa.select(j, r.c.bundle_uri, r.c.bundle_hash, r.c.task_id)
+                         .join(r, r.c.run_id == j.c.run_id)
+                         .where(j.c.run_id == run_id, j.c.judge_version == judge_version))
+        if not rows:
+            return None
+        row = rows[0]
+        return Judgment(
+            run_id=row.run_id, bundle_uri=row.bundle_uri, bundle_hash=row.bundle_hash,
+            task_id=row.task_id, judge_version=row.judge_version, attempt=row.attempt,
+            success=row.success, failure_class=row.failure_class,
+            counts_against_policy=row.counts_against_policy,
+            attempt_confidence=row.attempt_confidence,
+            success_confidence=row.success_confidence,
+            answers=tuple(ModelAnswer(**a) for a in row.answers), frames=row.frames,
+            timings=StageTimings(**row.timings),
+            cost=Cost(gpu_s=row.gpu_s, cpu_s=row.cpu_s, usd=row.cost_usd))
+
+    def judged_run_ids(self, judge_version: str) -> set[str]:
+        """Runs already judged by ``judge_version`` (what a resumed batch skips)."""
+        j = S.judgments
+        return {r[0] for r in self._all(sa.select(j.c.run_id)
+                                        .where(j.c.judge_version == judge_version))}
+
+    def judge_versions(self) -> list[str]:
+        """Judge versions with at least one judgment, sorted."""
+        j = S.judgments
+        return [r[0] for r in self._all(sa.select(j.c.judge_version).distinct()
+                                        .order_by(j.c.judge_version))]
+
+    def labels(self, run_id: str) -> list[StoredLabel]:
+        """Every label of a run, oldest first (the last one is current)."""
+        t = S.operator_labels
+        rows = self._all(sa.select(t).where(t.c.run_id == run_id)
+                         .order_by(t.c.labeled_at, t.c.label_id))
+        return [_stored_label(r) for r in rows]
+
+    def current_labels(self) -> dict[str, StoredLabel]:
+        """The current (latest) label of every labelled run, by run id."""
+        rows = self._all(sa.select(S.current_operator_labels))
+        return {r.run_id: _stored_label(r) for r in rows}
+
+    def calibration_set(self, judge_version: str | None = None) -> list[CalibrationRow]:
+        """Judgments disagreeing with their run's current label (the ``calibration_set`` view)."""
+        v = S.calibration_set
+        stmt = sa.select(v).order_by(v.c.judge_version, v.c.run_id)
+        if judge_version is not None:
+            stmt = stmt.where(v.c.judge_version == judge_version)
+        return [CalibrationRow(**r._mapping) for r in self._all(stmt)]
+
+    def counts(self) -> dict[str, int]:
+        """Rows per ledger."""
+        tables = (S.runs, S.judgments, S.operator_labels)
+        with self.engine.connect() as conn:
+            return {t.name: conn.execute(sa.select(sa.func.count()).select_from(t)).scalar_one()
+                    for t in tables}
+
+
+def _stored_label(r: Any) -> StoredLabel:
+    return StoredLabel(label_id=r.label_id, label=Label(
+        run_id=r.run_id, attempt=r.attempt, success=r.success, failure_class=r.failure_class,
+        labeled_by=r.labeled_by, labeled_at=r.labeled_at))

@@ -16,9 +16,16 @@ $(VENV)/.installed-dev: $(VENV)/.installed pyproject.toml
 	$(PIP) install -e '.[dev]'
 	touch $@
 
-demo: $(VENV)/.installed
-	$(VENV)/bin/rcjudge synth --n 4 --out $(OUT)/bundles --seed 0
-	@for b in $(OUT)/bundles/*/; do $(VENV)/bin/rcjudge inspect $$b || exit 1; done
+MODELS ?= data/models
+export RCJUDGE_MODELS := $(MODELS)
+
+$(MODELS)/tiny/llava/config.json: | $(VENV)/.installed
+	$(VENV)/bin/rcjudge models build-tiny --out $(MODELS)/tiny
+
+demo: $(VENV)/.installed $(MODELS)/tiny/llava/config.json
+	$(VENV)/bin/rcjudge synth --n 6 --out $(OUT)/bundles --seed 0
+	$(VENV)/bin/rcjudge inspect $(OUT)/bundles/synth-0000-0000
+	$(VENV)/bin/rcjudge judge $(OUT)/bundles/*/ --judge tiny
 
 lint: $(VENV)/.installed-dev
 	$(VENV)/bin/ruff check .

@@ -54,6 +54,55 @@ def _cmd_bundle_create(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_judge(args: argparse.Namespace) -> int:
+    from judge.ensemble.judge import Judge
+
+    judge = Judge(args.judge)
+    results = []
+    for i, uri in enumerate(args.bundles):
+        results.append(judge.judge(uri).model_dump(mode="json"))
+        if not args.json and sys.stderr.isatty() and len(args.bundles) > 1:
+            print(f"\rjudged {i + 1}/{len(args.bundles)}", end="", file=sys.stderr, flush=True)
+    judge.close()
+    if not args.json and sys.stderr.isatty() and len(args.bundles) > 1:
+        print(file=sys.stderr)
+    _emit(results, args.json, format_judgments)
+    return 0
+
+
+def format_judgments(rows: list[dict]) -> str:
+    """A table: bundle, attempt, success, class, confidences, milliseconds."""
+    head = f"{'bundle':<28} {'attempt':<7} {'success':<7} {'failure_class':<22} " \
+           f"{'att.conf':>8} {'suc.conf':>8} {'ms':>7}"
+    lines = [head, "-" * len(head)]
+    for r in rows:
+        ms = sum(r["timings"].values()) * 1000
+        lines.append(f"{r['run_id'][:28]:<28} {str(r['attempt']).lower():<7} "
+                     f"{str(r['success']).lower():<7} {r['failure_class'] or '-':<22} "
+                     f"{r['attempt_confidence']:>8.3f} {r['success_confidence']:>8.3f} "
+                     f"{ms:>7.0f}")
+    return "\n".join(lines)
+
+
+def _cmd_build_tiny(args: argparse.Namespace) -> int:
+    from models.tiny import build_tiny
+
+    built = build_tiny(args.out, seed=args.seed)
+    rows = [{"name": m.name, "path": str(m.path), "architecture": m.architecture,
+             "bytes": m.bytes, "parameters": m.parameters} for m in built]
+    _emit(rows, args.json, lambda rs: "\n".join(
+        f"{r['name']:<10} {r['architecture']:<34} {r['bytes'] / 1e6:5.2f} MB "
+        f"{r['parameters']:>8} params  {r['path']}" for r in rs))
+    return 0
+
+
+def _cmd_models_list(args: argparse.Namespace) -> int:
+    from models.registry import BACKENDS
+
+    _emit(BACKENDS, args.json, lambda b: "\n".join(f"{k:<14} {v}" for k, v in b.items()))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="rcjudge", description=__doc__.splitlines()[0])
     parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
@@ -85,6 +134,23 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", required=True, help="output bundle folder (must not exist)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=_cmd_bundle_create)
+
+    p = sub.add_parser("judge", help="judge bundles with a judge version (three VLMs, voted)")
+    p.add_argument("bundles", nargs="+", metavar="BUNDLE", help="bundle folders or URIs")
+    p.add_argument("--judge", default="tiny", help="judge version (configs/judges/NAME.yaml)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=_cmd_judge)
+
+    models = sub.add_parser("models", help="model tools").add_subparsers(
+        dest="models_command", required=True, metavar="COMMAND")
+    p = models.add_parser("build-tiny", help="build three tiny random-weight VLMs offline")
+    p.add_argument("--out", required=True, help="output folder")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=_cmd_build_tiny)
+    p = models.add_parser("list", help="registered backends")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=_cmd_models_list)
 
     _register_optional(sub)
     return parser

@@ -110,3 +110,14 @@ def bundle_copy(tmp_path: Path, make_bundles):
     dst = tmp_path / src.name
     shutil.copytree(src, dst)
     return dst
+
+
+@pytest.fixture(scope="session")
+def tiny_models(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The three tiny VLMs, built once per session; sets RCJUDGE_MODELS for the tiny judge."""
+    from models.tiny import build_tiny
+
+    root = tmp_path_factory.mktemp("models")
+    build_tiny(root / "tiny")
+    os.environ["RCJUDGE_MODELS"] = str(root)
+    return root / "tiny"

@@ -1,0 +1,93 @@
+"""Prompts: turn decoded frames and a task into the closed questions the models answer.
+
+Attempt and success are always two separate requests over the same images, never
+one merged question; the failure class is asked only when needed, in two
+single-letter steps (family, then class within it). The instruction comes from
+the task catalog keyed by ``task.id``; the policy's identity never enters a prompt.
+"""
+
+from __future__ import annotations
+
+import string
+from functools import cache
+from pathlib import Path
+
+import numpy as np
+
+from judge.config import configs_dir, load_yaml
+from judge.ensemble.taxonomy import Taxonomy
+from judge.ensemble.version import JudgeVersion
+from judge.errors import ConfigError
+from models.base import ScoreRequest
+
+YES_NO = ("yes", "no")
+LETTERS = string.ascii_uppercase
+
+
+@cache
+def task_catalog(path: str | None = None) -> dict[str, str]:
+    """task.id -> instruction text, from ``configs/tasks.yaml``."""
+    p = Path(path) if path else configs_dir() / "tasks.yaml"
+    data = load_yaml(p)
+    tasks = data.get("tasks") if isinstance(data, dict) else None
+    if not isinstance(tasks, dict):
+        raise ConfigError(f"{p}: expected a 'tasks' mapping of task.id -> instruction")
+    return {str(k): str(v) for k, v in tasks.items()}
+
+
+def instruction_for(task_id: str) -> str:
+    catalog = task_catalog()
+    if task_id not in catalog:
+        raise ConfigError(f"task {task_id!r} is not in the task catalog "
+                          f"({configs_dir() / 'tasks.yaml'}); add its instruction there")
+    return catalog[task_id]
+
+
+def question_images(images: np.ndarray, version: JudgeVersion) -> np.ndarray:
+    """The images every question shows: cameras tiled side by side, evenly subsampled.
+
+    Args:
+        images: (n_cams, T, H, W, 3) uint8 from ``decode_frames``.
+    Returns:
+        (K, H, n_cams·W, 3) uint8 with tiling, else (K·n_cams, H, W, 3); K ≤ images_per_question,
+        first and last time step always kept.
+    """
+    t = images.shape[1]
+    k = min(version.frames.images_per_question, t)
+    keep = np.unique(np.round(np.linspace(0, t - 1, k)).astype(int))
+    picked = images[:, keep]  # (n_cams, K, H, W, 3)
+    if version.frames.tile_cameras:
+        return np.concatenate(list(picked), axis=2)  # (K, H, n_cams·W, 3)
+    return picked.transpose(1, 0, 2, 3, 4).reshape(-1, *images.shape[2:])
+
+
+def _options(names: list[str], descriptions: dict[str, str]) -> str:
+    return "\n".join(f"{LETTERS[i]}) {n}: {descriptions.get(n, '')}".rstrip(": ")
+                     for i, n in enumerate(names))
+
+
+def yes_no_requests(frames: np.ndarray, instruction: str,
+                    version: JudgeVersion) -> list[ScoreRequest]:
+    """The attempt and the success question: two requests, same frames."""
+    p = version.prompts
+    return [ScoreRequest(frames, p.attempt.format(instruction=instruction), YES_NO, "attempt"),
+            ScoreRequest(frames, p.success.format(instruction=instruction), YES_NO, "success")]
+
+
+def family_request(frames: np.ndarray, instruction: str, version: JudgeVersion,
+                   taxonomy: Taxonomy) -> ScoreRequest:
+    families = list(taxonomy.families)
+    text = version.prompts.failure_family.format(
+        instruction=instruction, options=_options(families, taxonomy.families))
+    return ScoreRequest(frames, text, tuple(LETTERS[: len(families)]), "failure_family",
+                        tuple(families))
+
+
+def class_request(frames: np.ndarray, instruction: str, family: str, version: JudgeVersion,
+                  taxonomy: Taxonomy) -> ScoreRequest:
+    names = taxonomy.in_family(family)
+    desc = {n: taxonomy.classes[n].description for n in names}
+    text = version.prompts.failure_class.format(instruction=instruction, family=family,
+                                                options=_options(names, desc))
+    return ScoreRequest(frames, text, tuple(LETTERS[: len(names)]), "failure_class",
+                        tuple(names))

@@ -1,0 +1,121 @@
+"""Judge versions: one config file under ``configs/judges/`` pins everything a verdict depends on.
+
+Three model entries (backend, path, dtype, pixels, GPU share, calibration), the
+prompt templates, how frames are shown, and the vote rule. ``judge_version`` in
+every output is the file's ``name``.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from judge.config import configs_dir, load_model, load_yaml
+from judge.errors import ConfigError
+from models.base import BackendSpec
+
+
+class _Cfg(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Platt(_Cfg):
+    """p' = sigmoid(scale · logit(p) + bias); temperature T is scale = 1/T, bias = 0."""
+
+    scale: float = Field(1.0, gt=0, description="Slope on the logit (1/temperature).")
+    bias: float = Field(0.0, description="Offset on the logit.")
+
+
+class Calibration(_Cfg):
+    """Per-model calibration of P(yes), one map per question."""
+
+    attempt: Platt = Platt()
+    success: Platt = Platt()
+
+
+class ModelEntry(_Cfg):
+    """One of the three models."""
+
+    name: str = Field(min_length=1, description="Name used in outputs and ledgers.")
+    backend: str = Field(description="Registry name: transformers, vllm or fake.")
+    path: str = Field("", description="Checkpoint folder; {models_dir} is expanded.")
+    dtype: str = Field("float32", description="torch dtype name.")
+    device: str = Field("cpu", description="cpu or cuda.")
+    max_pixels: int = Field(448 * 448, ge=64, description="Pixel cap per image.")
+    gpu_share: float = Field(0.0, ge=0, le=1, description="Fraction of one GPU (vLLM, Ray).")
+    calibration: Calibration = Calibration()
+    options: dict = Field(default_factory=dict, description="Backend-specific settings.")
+
+    def spec(self) -> BackendSpec:
+        models_dir = os.environ.get("RCJUDGE_MODELS", "data/models")
+        return BackendSpec(name=self.name, backend=self.backend,
+                           path=self.path.replace("{models_dir}", models_dir), dtype=self.dtype,
+                           device=self.device, max_pixels=self.max_pixels,
+                           gpu_share=self.gpu_share, options=dict(self.options))
+
+
+class Prompts(_Cfg):
+    """Question templates; ``{instruction}``, ``{options}``, ``{family}`` are filled in."""
+
+    attempt: str = ("The images show a robot during one try at this task: {instruction}. "
+                    "Did the robot attempt the task, that is, reach for the object and try to "
+                    "manipulate it? Answer yes or no.")
+    success: str = ("The images show a robot during one try at this task: {instruction}. "
+                    "Did the robot complete the task successfully by the last image? "
+                    "Answer yes or no.")
+    failure_family: str = ("The images show a robot failing this task: {instruction}. "
+                           "Which kind of failure was it?\n{options}\nAnswer with one letter.")
+    failure_class: str = ("The images show a robot failing this task: {instruction}. "
+                          "Which {family} failure was it?\n{options}\nAnswer with one letter.")
+
+
+class Frames(_Cfg):
+    """How decoded frames are shown to the models."""
+
+    images_per_question: int = Field(8, ge=1, le=64, description="Images per question.")
+    tile_cameras: bool = Field(True, description="Cameras side by side in one image.")
+
+
+class Vote(_Cfg):
+    """Majority of three; a model says yes when P(yes) > yes_threshold (equal is no)."""
+
+    rule: str = Field("majority", pattern="^majority$")
+    yes_threshold: float = Field(0.5, gt=0, lt=1)
+
+
+class JudgeVersion(_Cfg):
+    """``configs/judges/<name>.yaml``."""
+
+    name: str = Field(min_length=1)
+    description: str = ""
+    models: tuple[ModelEntry, ...]
+    prompts: Prompts = Prompts()
+    frames: Frames = Frames()
+    vote: Vote = Vote()
+
+    @field_validator("models")
+    @classmethod
+    def _three(cls, v: tuple[ModelEntry, ...]) -> tuple[ModelEntry, ...]:
+        if len(v) != 3:
+            raise ValueError(f"a judge version has exactly 3 models, got {len(v)}")
+        names = [m.name for m in v]
+        if len(set(names)) != 3:
+            raise ValueError(f"model names must differ, got {names}")
+        return v
+
+
+def load_judge_version(name_or_path: str) -> JudgeVersion:
+    """Load ``configs/judges/<name>.yaml`` or a YAML file path."""
+    path = Path(name_or_path)
+    if path.suffix not in (".yaml", ".yml"):
+        path = configs_dir() / "judges" / f"{name_or_path}.yaml"
+        if not path.exists():
+            known = sorted(p.stem for p in (configs_dir() / "judges").glob("*.yaml"))
+            raise ConfigError(f"unknown judge version {name_or_path!r}; known: "
+                              f"{', '.join(known)}")
+    version = load_model(JudgeVersion, load_yaml(path), str(path))
+    if path.stem != version.name:
+        raise ConfigError(f"{path}: name {version.name!r} differs from the file name")
+    return version

@@ -1,0 +1,64 @@
+"""The one small interface every VLM backend implements: load, score, close.
+
+A backend answers a closed question: given frames and a prompt, the probability
+of each allowed answer (``choices``, each a single token of the model's
+tokenizer). Answers are read from the model's next-token distribution
+restricted to those tokens — never parsed from generated text.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from judge.errors import JudgeError
+
+
+class ModelError(JudgeError, ValueError):
+    """A model cannot be loaded or cannot answer as asked."""
+
+
+@dataclass(frozen=True)
+class ScoreRequest:
+    """One closed question about a set of frames."""
+
+    frames: np.ndarray  # (T, H, W, 3) uint8, shown in order before the question
+    prompt: str  # the question, asked after the frames
+    choices: tuple[str, ...]  # allowed answers, single tokens each ("yes", "no" / "A", "B" …)
+    kind: str = ""  # attempt | success | failure_family | failure_class
+    labels: tuple[str, ...] = ()  # what each choice stands for (taxonomy names), if not itself
+
+
+@dataclass
+class BackendSpec:
+    """What a judge version says about one model entry."""
+
+    name: str
+    backend: str
+    path: str = ""
+    dtype: str = "float32"
+    device: str = "cpu"
+    max_pixels: int = 448 * 448
+    gpu_share: float = 0.0
+    options: dict = field(default_factory=dict)
+
+
+class Backend(ABC):
+    """A loaded VLM that scores closed questions."""
+
+    def __init__(self, spec: BackendSpec) -> None:
+        self.spec = spec
+
+    @abstractmethod
+    def load(self) -> None:
+        """Load weights and processor (heavy imports happen here, not at import time)."""
+
+    @abstractmethod
+    def score(self, requests: Sequence[ScoreRequest]) -> list[np.ndarray]:
+        """Probabilities over each request's choices (each sums to 1), in request order."""
+
+    def close(self) -> None:  # noqa: B027 - optional hook
+        """Release the model (GPU memory, engine processes)."""

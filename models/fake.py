@@ -1,0 +1,50 @@
+"""A scripted backend: fixed probabilities, no torch. For fast tests of everything downstream.
+
+``options["script"]`` maps a question kind to the answer:
+
+* ``attempt`` / ``success``: P(yes) as a float;
+* ``failure_class``: a taxonomy class name; the backend puts ``options["class_p"]``
+  (default 0.8) on it — on its family for ``failure_family`` and on the class for
+  ``failure_class`` — and spreads the rest evenly.
+
+Every request received is kept in ``requests`` so tests can inspect the prompts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from models.base import Backend, ModelError, ScoreRequest
+
+
+class FakeBackend(Backend):
+    """Answers from a script; records what it was asked."""
+
+    def load(self) -> None:
+        self.requests: list[ScoreRequest] = []
+        self.loaded = True
+
+    def _answer(self, req: ScoreRequest) -> np.ndarray:
+        script = self.spec.options.get("script", {})
+        if req.kind in ("attempt", "success"):
+            if req.choices != ("yes", "no"):
+                raise ModelError(f"fake: {req.kind} expects choices ('yes', 'no')")
+            p = float(script.get(req.kind, 0.5))
+            return np.array([p, 1.0 - p])
+        target = script.get("failure_class")
+        if req.kind == "failure_family" and target:
+            target = target.split(".")[0]
+        n = len(req.choices)
+        labels = req.labels or req.choices
+        if not target or target not in labels:
+            return np.full(n, 1.0 / n)
+        p = float(self.spec.options.get("class_p", 0.8))
+        out = np.full(n, (1.0 - p) / (n - 1) if n > 1 else 0.0)
+        out[labels.index(target)] = p if n > 1 else 1.0
+        return out
+
+    def score(self, requests: Sequence[ScoreRequest]) -> list[np.ndarray]:
+        self.requests.extend(requests)
+        return [self._answer(r) for r in requests]

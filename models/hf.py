@@ -1,0 +1,86 @@
+"""The ``transformers`` backend: any image-text-to-text VLM, on CPU or GPU.
+
+Frames go first and the question last (the chat template's user turn), so the
+attempt and success prompts share their image prefix. P(answer) is the softmax
+of the next-token logits restricted to the answer tokens.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from models.base import Backend, ModelError, ScoreRequest
+
+
+def fit_pixels(frames: np.ndarray, max_pixels: int) -> list:
+    """PIL images of ``frames`` (T, H, W, 3), downscaled to at most ``max_pixels`` each."""
+    from PIL import Image
+
+    _, h, w, _ = frames.shape
+    scale = min(1.0, (max_pixels / (h * w)) ** 0.5)
+    size = (max(1, round(w * scale)), max(1, round(h * scale)))
+    images = [Image.fromarray(f) for f in frames]
+    return images if scale == 1.0 else [im.resize(size, Image.BILINEAR) for im in images]
+
+
+class TransformersBackend(Backend):
+    """A Hugging Face checkpoint loaded with ``AutoModelForImageTextToText``."""
+
+    def load(self) -> None:
+        import torch
+        from transformers import AutoModelForImageTextToText, AutoProcessor
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.set_verbosity_error()  # no torchvision fallback notices, no progress bars
+        hf_logging.disable_progress_bar()
+        if self.spec.device == "cpu":
+            torch.set_num_threads(int(self.spec.options.get("threads", 1)))
+        try:
+            self.processor = AutoProcessor.from_pretrained(self.spec.path)
+            self.model = AutoModelForImageTextToText.from_pretrained(
+                self.spec.path, dtype=getattr(torch, self.spec.dtype)).to(self.spec.device)
+        except (OSError, ValueError) as exc:
+            raise ModelError(f"model {self.spec.name}: cannot load {self.spec.path}: "
+                             f"{exc}") from None
+        self.model.eval()
+        self.tokenizer = self.processor.tokenizer
+        self._ids: dict[tuple[str, ...], list[int]] = {}
+
+    def token_ids(self, choices: tuple[str, ...]) -> list[int]:
+        """The single token id of each answer; a multi-token answer is refused."""
+        if choices not in self._ids:
+            ids = []
+            for c in choices:
+                enc = self.tokenizer.encode(c, add_special_tokens=False)
+                if len(enc) != 1:
+                    raise ModelError(f"model {self.spec.name}: answer {c!r} is {len(enc)} tokens "
+                                     f"{enc}; answers must be single tokens")
+                ids.append(enc[0])
+            self._ids[choices] = ids
+        return self._ids[choices]
+
+    def prompt_text(self, n_images: int, prompt: str) -> str:
+        content = [{"type": "image"}] * n_images + [{"type": "text", "text": prompt}]
+        return self.processor.apply_chat_template([{"role": "user", "content": content}],
+                                                  add_generation_prompt=True, tokenize=False)
+
+    def score(self, requests: Sequence[ScoreRequest]) -> list[np.ndarray]:
+        import torch
+
+        out = []
+        for req in requests:
+            ids = self.token_ids(req.choices)
+            images = fit_pixels(req.frames, self.spec.max_pixels)
+            inputs = self.processor(text=[self.prompt_text(len(images), req.prompt)],
+                                    images=[images], return_tensors="pt").to(self.spec.device)
+            with torch.inference_mode():
+                logits = self.model(**inputs).logits[0, -1]
+            sel = logits[ids].double()
+            out.append(torch.softmax(sel, dim=0).cpu().numpy())
+        return out
+
+    def close(self) -> None:
+        self.model = None
+        self.processor = None

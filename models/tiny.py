@@ -1,0 +1,180 @@
+"""Tiny random-weight VLMs of three architectures, built offline for tests and the demo.
+
+``rcjudge models build-tiny --out DIR`` writes ``qwen2vl/``, ``idefics3/`` and
+``llava/`` under DIR: each a real ``transformers`` checkpoint (config, weights,
+processor, a locally trained byte-level BPE tokenizer and a chat template),
+under 5 MB, that loads with ``from_pretrained`` exactly like a hub model. After
+saving, each is reloaded and every weight compared, so a checkpoint that would
+silently re-initialise a tensor is refused.
+
+Nothing is downloaded; weights are never committed. Image processors are the
+PIL variants, so nothing imports torchvision.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from models.base import ModelError
+
+TEXT = dict(hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
+            num_key_value_heads=2, max_position_embeddings=4096, rms_norm_eps=1e-6)
+ARCHITECTURES = ("gemma3", "idefics3", "llava")
+SPECIAL = {
+    "gemma3": ["<start_of_image>", "<image_soft_token>", "<end_of_image>"],
+    "idefics3": ["<fake_token_around_image>", "<image>", "<global-img>", "<end_of_utterance>"],
+    "llava": ["<image>"],
+}
+IMAGE_MARK = {
+    "gemma3": "<start_of_image>",
+    "idefics3": "<image>",
+    "llava": "<image>",
+}
+CHAT_TEMPLATE = (
+    "{% for message in messages %}{{ message['role'] }}: "
+    "{% for c in message['content'] %}{% if c['type'] == 'image' %}@IMAGE@"
+    "{% else %}{{ c['text'] }}{% endif %}{% endfor %}{{ '\\n' }}{% endfor %}"
+    "{% if add_generation_prompt %}assistant: {% endif %}"
+)
+CORPUS = [
+    "The robot arm reaches for the object, closes the gripper, lifts it and places it.",
+    "Did the robot attempt the task? Did the robot complete the task? Answer yes or no.",
+    "Which kind of failure happened? Answer with one letter: A B C D E F G H I J K L M N O P.",
+    "grasp slip miss collision motion perception timeout placement hardware operator env task",
+    "put the cube in the tray, pick up the mug, place the can on the shelf, user assistant",
+]
+
+
+@dataclass(frozen=True)
+class TinyModel:
+    """Where a built tiny model lives and what it is."""
+
+    name: str
+    path: Path
+    architecture: str
+    bytes: int
+    parameters: int
+
+
+EXTRA_TOKENS = {"gemma3": {"boi_token": "<start_of_image>", "image_token": "<image_soft_token>",
+                           "eoi_token": "<end_of_image>"}}
+
+
+def build_tokenizer(special: list[str], extra: dict[str, str] | None = None):
+    """A ~400-token byte-level BPE with single tokens for yes/no, letters and ``special``."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    tok = Tokenizer(models.BPE(unk_token=None))
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(vocab_size=400, special_tokens=["<pad>", "<s>", "</s>"],
+                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+    tok.train_from_iterator(CORPUS * 20, trainer=trainer)
+    fast = PreTrainedTokenizerFast(tokenizer_object=tok, pad_token="<pad>", bos_token="<s>",
+                                   eos_token="</s>", extra_special_tokens=extra or {})
+    fast.add_tokens(["yes", "no"])
+    fast.add_special_tokens({"additional_special_tokens": special})
+    return fast
+
+
+def _gemma3(tok):
+    from transformers import Gemma3Config, Gemma3ForConditionalGeneration, Gemma3Processor
+    from transformers.models.gemma3.image_processing_pil_gemma3 import Gemma3ImageProcessorPil
+
+    ids = {t: tok.convert_tokens_to_ids(t) for t in SPECIAL["gemma3"]}
+    cfg = Gemma3Config(
+        text_config=dict(TEXT, head_dim=16, vocab_size=len(tok), sliding_window=512),
+        vision_config=dict(hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                           num_attention_heads=2, image_size=64, patch_size=16),
+        mm_tokens_per_image=4, boi_token_index=ids["<start_of_image>"],
+        eoi_token_index=ids["<end_of_image>"], image_token_index=ids["<image_soft_token>"])
+    proc = Gemma3Processor(
+        image_processor=Gemma3ImageProcessorPil(size={"height": 64, "width": 64},
+                                                do_pan_and_scan=False),
+        tokenizer=tok, image_seq_length=4,
+        chat_template=CHAT_TEMPLATE.replace("@IMAGE@", IMAGE_MARK["gemma3"]))
+    return Gemma3ForConditionalGeneration(cfg), proc
+
+
+def _idefics3(tok):
+    from transformers import Idefics3Config, Idefics3ForConditionalGeneration, Idefics3Processor
+    from transformers.models.idefics3.image_processing_pil_idefics3 import (
+        Idefics3ImageProcessorPil,
+    )
+
+    cfg = Idefics3Config(
+        text_config=dict(TEXT, model_type="llama", vocab_size=len(tok)),
+        vision_config=dict(hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                           num_attention_heads=2, image_size=64, patch_size=16),
+        scale_factor=2, image_token_id=tok.convert_tokens_to_ids("<image>"))
+    proc = Idefics3Processor(
+        image_processor=Idefics3ImageProcessorPil(do_image_splitting=False,
+                                                  size={"longest_edge": 64},
+                                                  max_image_size={"longest_edge": 64}),
+        tokenizer=tok, image_seq_len=4,
+        chat_template=CHAT_TEMPLATE.replace("@IMAGE@", IMAGE_MARK["idefics3"]))
+    return Idefics3ForConditionalGeneration(cfg), proc
+
+
+def _llava(tok):
+    from transformers import LlavaConfig, LlavaForConditionalGeneration, LlavaProcessor
+    from transformers.models.clip.image_processing_pil_clip import CLIPImageProcessorPil
+
+    cfg = LlavaConfig(
+        text_config=dict(TEXT, model_type="llama", vocab_size=len(tok)),
+        vision_config=dict(model_type="clip_vision_model", hidden_size=32, intermediate_size=64,
+                           num_hidden_layers=2, num_attention_heads=2, image_size=32,
+                           patch_size=8, projection_dim=32),
+        image_token_index=tok.convert_tokens_to_ids("<image>"),
+        vision_feature_select_strategy="full", vision_feature_layer=-1)
+    proc = LlavaProcessor(
+        image_processor=CLIPImageProcessorPil(size={"shortest_edge": 32},
+                                              crop_size={"height": 32, "width": 32}),
+        tokenizer=tok, patch_size=8, vision_feature_select_strategy="full",
+        num_additional_image_tokens=1,
+        chat_template=CHAT_TEMPLATE.replace("@IMAGE@", IMAGE_MARK["llava"]))
+    return LlavaForConditionalGeneration(cfg), proc
+
+
+BUILDERS = {"gemma3": _gemma3, "idefics3": _idefics3, "llava": _llava}
+
+
+def build_tiny(out: str | Path, seed: int = 0) -> list[TinyModel]:
+    """Build, save and reload-check the three tiny VLMs under ``out``."""
+    import torch
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.set_verbosity_error()
+    hf_logging.disable_progress_bar()
+    out = Path(out)
+    built = []
+    for i, arch in enumerate(ARCHITECTURES):
+        torch.manual_seed(seed * 100 + i)
+        model, proc = BUILDERS[arch](build_tokenizer(SPECIAL[arch], EXTRA_TOKENS.get(arch)))
+        model.eval()
+        path = out / arch
+        model.save_pretrained(path)
+        proc.save_pretrained(path)
+        _check_reload(model, path)
+        size = sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
+        if size >= 5 * 2**20:
+            raise ModelError(f"{path}: tiny model is {size} bytes, expected < 5 MiB")
+        built.append(TinyModel(arch, path, type(model).__name__, size,
+                               sum(p.numel() for p in model.parameters())))
+    return built
+
+
+def _check_reload(model, path: Path) -> None:
+    import torch
+    from transformers import AutoModelForImageTextToText
+
+    again = AutoModelForImageTextToText.from_pretrained(path)
+    mine, theirs = model.state_dict(), again.state_dict()
+    if set(mine) != set(theirs):
+        raise ModelError(f"{path}: reloaded weights differ in names: "
+                         f"{sorted(set(mine) ^ set(theirs))[:5]}")
+    for name, tensor in mine.items():
+        if not torch.equal(tensor, theirs[name]):
+            raise ModelError(f"{path}: weight {name} changed on reload (re-initialised?)")

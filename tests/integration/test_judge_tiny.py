@@ -1,0 +1,76 @@
+"""Real models end to end: three tiny VLMs through transformers on CPU, one real bundle."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from judge.cli import main
+from judge.ensemble.judge import Judge
+from judge.ensemble.version import Vote, load_judge_version
+from models.base import BackendSpec, ModelError, ScoreRequest
+from models.registry import create_backend
+
+
+@pytest.fixture(scope="module")
+def bundle(make_bundles):
+    return str(make_bundles(1, seed=3, outcome="grasp.slip", width=96, height=64, fps=10)[0])
+
+
+def test_three_architectures_under_5mb(tiny_models):
+    archs = {}
+    for name in ("gemma3", "idefics3", "llava"):
+        cfg = json.loads((tiny_models / name / "config.json").read_text())
+        archs[name] = cfg["architectures"][0]
+        size = sum(f.stat().st_size for f in (tiny_models / name).rglob("*") if f.is_file())
+        assert size < 5 * 2**20
+    assert archs == {"gemma3": "Gemma3ForConditionalGeneration",
+                     "idefics3": "Idefics3ForConditionalGeneration",
+                     "llava": "LlavaForConditionalGeneration"}
+
+
+def test_probabilities_from_token_logits(tiny_models):
+    b = create_backend(BackendSpec(name="llava", backend="transformers",
+                                   path=str(tiny_models / "llava")))
+    b.load()
+    frames = np.random.default_rng(0).integers(0, 255, (3, 48, 64, 3), dtype=np.uint8)
+    p_yes, p_letters = b.score([ScoreRequest(frames, "Did it work? Answer yes or no.",
+                                             ("yes", "no")),
+                                ScoreRequest(frames, "Which? A) x B) y C) z", ("A", "B", "C"))])
+    assert p_yes.shape == (2,) and p_letters.shape == (3,)
+    assert p_yes.sum() == pytest.approx(1.0) and p_letters.sum() == pytest.approx(1.0)
+    assert len(b.token_ids(("yes", "no"))) == 2
+    with pytest.raises(ModelError, match=r"answer 'grasp.slip' is \d+ tokens"):
+        b.score([ScoreRequest(frames, "Which class?", ("grasp.slip", "grasp.miss"))])
+
+
+def test_end_to_end_deterministic(tiny_models, bundle):
+    first = Judge("tiny").judge(bundle)
+    second = Judge("tiny").judge(bundle)  # fresh models, same weights
+    assert first.judge_version == "tiny"
+    assert [a.model for a in first.answers] == ["gemma3-tiny", "idefics3-tiny", "llava-tiny"]
+    keys = ("attempt", "success", "failure_class", "attempt_confidence", "success_confidence")
+    assert {k: getattr(first, k) for k in keys} == {k: getattr(second, k) for k in keys}
+    assert first.answers == second.answers
+    assert 0.0 <= first.attempt_confidence <= 1.0
+    assert first.frames == 6
+
+
+def test_failure_path_through_real_models(tiny_models, bundle):
+    version = load_judge_version("tiny").model_copy(update={"vote": Vote(yes_threshold=0.99)})
+    j = Judge(version).judge(bundle)
+    assert j.success is False and j.attempt is False
+    assert j.failure_class is not None and "." in j.failure_class
+    assert all(a.failure_class for a in j.answers)
+    assert all(0 < a.p_failure_class <= 1 for a in j.answers)
+
+
+def test_cli_judge_json(tiny_models, bundle, capsys):
+    assert main(["judge", bundle, "--judge", "tiny", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert len(rows) == 1 and rows[0]["run_id"] == "synth-0003-0000"
+    assert set(rows[0]["timings"]) == {"intake_s", "frames_s", "models_s", "vote_s"}
+    assert main(["judge", bundle, "--judge", "nope"]) == 2
+    assert "unknown judge version 'nope'; known: rc-judge-v1, tiny" in capsys.readouterr().err

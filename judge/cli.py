@@ -158,9 +158,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _register_optional(sub: argparse._SubParsersAction) -> None:
     """Subcommands owned by other packages register themselves here."""
+    from judge.ledgers.cli import register as register_ledgers
     from verdict.cli import register as register_verdict
 
     register_verdict(sub)
+    register_ledgers(sub)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -1,0 +1,98 @@
+"""CLI of the ledgers: ``rcjudge db upgrade``, ``rcjudge labels import``, ``rcjudge export``.
+
+Thin wrappers over :mod:`judge.ledgers.store`, :mod:`~judge.ledgers.labels` and
+:mod:`~judge.ledgers.export`. ``--db URL`` defaults to ``$RCJUDGE_DB``, else the
+embedded SQLite file ``<$RCJUDGE_DATA or ./data>/rcjudge.db``. Bad input exits 2
+with one line (a label file: one summary line, then one line per bad row).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from dataclasses import asdict
+from typing import Any
+
+_DB_HELP = ("database URL (default $RCJUDGE_DB, else sqlite:///<$RCJUDGE_DATA or ./data>/"
+            "rcjudge.db); PostgreSQL: postgresql+psycopg://HOST:PORT/DB")
+
+
+def _print(obj: Any, as_json: bool, text: str) -> None:
+    print(json.dumps(obj, indent=2, ensure_ascii=False) if as_json else text)
+
+
+def _cmd_db_upgrade(args: argparse.Namespace) -> int:
+    from judge.ledgers.store import make_engine, upgrade
+
+    engine = make_engine(args.db)
+    try:
+        rev = upgrade(engine, args.revision)
+    finally:
+        engine.dispose()
+    url = engine.url.render_as_string(hide_password=True)
+    _print({"db": url, "revision": rev}, args.json, f"{url}: at revision {rev}")
+    return 0
+
+
+def _cmd_labels_import(args: argparse.Namespace) -> int:
+    from judge.ledgers.errors import LabelImportError
+    from judge.ledgers.labels import import_labels
+    from judge.ledgers.store import Ledger
+
+    with Ledger.open(args.db) as ledger:
+        try:
+            s = import_labels(ledger, args.file)
+        except LabelImportError as exc:
+            if not args.json:
+                raise
+            _print({"file": exc.source, "imported": 0,
+                    "errors": [asdict(e) for e in exc.errors]}, True, "")
+            return 2
+    _print(asdict(s), args.json,
+           f"{s.file}: {s.rows} label(s) for {s.runs} run(s): {s.imported} imported, "
+           f"{s.already_present} already present")
+    return 0
+
+
+def _cmd_export_evaluation_run(args: argparse.Namespace) -> int:
+    from judge.ledgers.export import export_evaluation_run
+    from judge.ledgers.store import Ledger
+
+    with Ledger.open(args.db) as ledger:
+        s = export_evaluation_run(ledger, args.judge, args.out)
+    _print(asdict(s), args.json,
+           f"{s.path}: {s.rows} row(s) of {s.judge_version} "
+           f"({s.operator_rows} with an operator label)")
+    return 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add ``db``, ``labels`` and ``export`` to the ``rcjudge`` parser."""
+    db = sub.add_parser("db", help="ledger database tools").add_subparsers(
+        dest="db_command", required=True, metavar="COMMAND")
+    p = db.add_parser("upgrade", help="migrate the ledger database (default: to head)")
+    p.add_argument("--db", metavar="URL", help=_DB_HELP)
+    p.add_argument("--revision", default="head", help="target revision (default head)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=_cmd_db_upgrade)
+
+    labels = sub.add_parser("labels", help="operator labels").add_subparsers(
+        dest="labels_command", required=True, metavar="COMMAND")
+    p = labels.add_parser("import", help="import operator labels from CSV or JSONL "
+                          "(all rows or none)")
+    p.add_argument("file", metavar="FILE", help=".csv or .jsonl with run_id, attempt, success, "
+                   "failure_class, labeled_by, labeled_at")
+    p.add_argument("--db", metavar="URL", help=_DB_HELP)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=_cmd_labels_import)
+
+    export = sub.add_parser("export", help="export tables from the ledgers").add_subparsers(
+        dest="export_command", required=True, metavar="TABLE")
+    p = export.add_parser("evaluation-run", help="Parquet evaluation_run of one judge version "
+                          "(OUT/judge_version=V/part-0.parquet)")
+    p.add_argument("--judge", required=True, metavar="VERSION", help="judge version to export")
+    p.add_argument("--out", required=True, metavar="DIR", help="dataset folder")
+    p.add_argument("--db", metavar="URL", help=_DB_HELP)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=_cmd_export_evaluation_run)
+

@@ -1,0 +1,214 @@
+"""Operator label import (``rcjudge labels import FILE``): what people said, into the ledger.
+
+A CSV (header row) or JSONL (one object a line) file with the columns
+``run_id, attempt, success, failure_class, labeled_by, labeled_at``. Every row
+is checked first and every bad row is reported with its line number and field;
+a file with any error imports nothing. Then all rows go in one transaction.
+
+Values: booleans are ``true/false/1/0/yes/no`` in any case (JSON ``true``/
+``false`` and ``0``/``1`` too); ``failure_class`` may be empty (no class given)
+and must be empty when ``success`` is true; ``labeled_at`` is ISO 8601 (a value
+without an offset is taken as UTC). A row with the same ``run_id``,
+``labeled_by`` and ``labeled_at`` as a stored label is already there and skipped,
+so importing a file twice adds nothing.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import sqlalchemy as sa
+
+from judge.ledgers import schema as S
+from judge.ledgers.errors import LabelImportError, LedgerError, RowError
+from judge.ledgers.records import Label, utc
+from judge.ledgers.store import Ledger
+
+COLUMNS: tuple[str, ...] = ("run_id", "attempt", "success", "failure_class", "labeled_by",
+                            "labeled_at")
+_TRUE = frozenset({"true", "1", "yes"})
+_FALSE = frozenset({"false", "0", "no"})
+_BOOL_HINT = "expected true/false/1/0/yes/no"
+
+
+@dataclass(frozen=True)
+class ImportSummary:
+    """What an import did."""
+
+    file: str
+    rows: int
+    imported: int
+    already_present: int
+    runs: int
+
+
+def _rows(path: Path) -> Iterator[tuple[int, dict[str, Any] | RowError]]:
+    """(line, raw row) pairs of a CSV or JSONL file, or (line, error) for unreadable lines."""
+    suffix = path.suffix.lower()
+    if suffix == ".csv":
+        with path.open(newline="", encoding="utf-8-sig") as fh:
+            reader = csv.reader(fh)
+            header = next(reader, None)
+            if header is None:
+                yield 1, RowError(1, "header", "empty file; expected a header row with "
+                                  + ", ".join(COLUMNS))
+                return
+            header = [h.strip() for h in header]
+            if problems := _column_problems(header):
+                yield 1, RowError(1, "header", problems)
+                return
+            line = reader.line_num + 1
+            for values in reader:
+                if any(v.strip() for v in values):
+                    if len(values) != len(header):
+                        yield line, RowError(line, "row", f"{len(values)} value(s), "
+                                             f"expected {len(header)}")
+                    else:
+                        yield line, dict(zip(header, values, strict=True))
+                line = reader.line_num + 1
+    elif suffix in (".jsonl", ".ndjson"):
+        with path.open(encoding="utf-8-sig") as fh:
+            for line, text in enumerate(fh, start=1):
+                if not text.strip():
+                    continue
+                try:
+                    obj = json.loads(text)
+                except json.JSONDecodeError as exc:
+                    yield line, RowError(line, "row", f"invalid JSON: {exc.msg}")
+                    continue
+                if not isinstance(obj, dict):
+                    yield line, RowError(line, "row", f"expected a JSON object, got "
+                                         f"{type(obj).__name__}")
+                elif problems := _column_problems(list(obj)):
+                    yield line, RowError(line, "columns", problems)
+                else:
+                    yield line, obj
+    else:
+        raise LedgerError(f"{path}: suffix {suffix!r}; expected .csv or .jsonl")
+
+
+def _column_problems(names: list[str]) -> str:
+    missing = [c for c in COLUMNS if c not in names]
+    unknown = [c for c in names if c not in COLUMNS]
+    parts = []
+    if missing:
+        parts.append("missing column(s) " + ", ".join(missing))
+    if unknown:
+        parts.append("unknown column(s) " + ", ".join(unknown)
+                     + " (expected " + ", ".join(COLUMNS) + ")")
+    return "; ".join(parts)
+
+
+def _bool(value: Any) -> bool | None:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int) and value in (0, 1):
+        return bool(value)
+    if isinstance(value, str):
+        v = value.strip().lower()
+        if v in _TRUE:
+            return True
+        if v in _FALSE:
+            return False
+    return None
+
+
+def _text(value: Any) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        return None
+    return value.strip() or None
+
+
+def parse_row(line: int, raw: dict[str, Any]) -> Label | list[RowError]:
+    """One raw row → a :class:`Label`, or every error of that row."""
+    errors: list[RowError] = []
+    vals: dict[str, Any] = {}
+    for name in ("run_id", "labeled_by"):
+        vals[name] = _text(raw[name])
+        if vals[name] is None:
+            errors.append(RowError(line, name, f"empty or not text ({raw[name]!r}); "
+                                   "expected a non-empty string"))
+    for name in ("attempt", "success"):
+        vals[name] = _bool(raw[name])
+        if vals[name] is None:
+            errors.append(RowError(line, name, f"{raw[name]!r} is not a boolean; {_BOOL_HINT}"))
+    fc = raw["failure_class"]
+    if fc is not None and not isinstance(fc, str):
+        errors.append(RowError(line, "failure_class", f"{fc!r} is not text"))
+    vals["failure_class"] = _text(fc) if isinstance(fc, str) else None
+    if vals["success"] is True and vals["failure_class"] is not None:
+        errors.append(RowError(line, "failure_class", f"{vals['failure_class']!r} given for a "
+                               "successful run; expected empty when success is true"))
+    at = raw["labeled_at"]
+    try:
+        if not isinstance(at, str):
+            raise ValueError
+        vals["labeled_at"] = utc(datetime.fromisoformat(at.strip()))
+    except ValueError:
+        errors.append(RowError(line, "labeled_at", f"{at!r} is not an ISO 8601 timestamp "
+                               "(e.g. 2026-09-16T14:02:00Z)"))
+    return errors or Label(**vals)
+
+
+def read_labels(path: str | Path) -> tuple[list[tuple[int, Label]], list[RowError]]:
+    """Parse a label file: (line, label) pairs and every row error (file order)."""
+    path = Path(path)
+    if not path.is_file():
+        raise LedgerError(f"{path}: label file not found")
+    labels: list[tuple[int, Label]] = []
+    errors: list[RowError] = []
+    seen: dict[tuple[str, str, datetime], int] = {}
+    for line, raw in _rows(path):
+        if isinstance(raw, RowError):
+            errors.append(raw)
+            continue
+        parsed = parse_row(line, raw)
+        if isinstance(parsed, list):
+            errors.extend(parsed)
+            continue
+        key = (parsed.run_id, parsed.labeled_by, parsed.labeled_at)
+        if key in seen:
+            errors.append(RowError(line, "row", f"duplicate of line {seen[key]} "
+                                   "(same run_id, labeled_by, labeled_at)"))
+            continue
+        seen[key] = line
+        labels.append((line, parsed))
+    return labels, errors
+
+
+def _known_runs(ledger: Ledger, run_ids: set[str]) -> set[str]:
+    known: set[str] = set()
+    ids = sorted(run_ids)
+    with ledger.engine.connect() as conn:
+        for i in range(0, len(ids), 500):
+            chunk = ids[i:i + 500]
+            known.update(conn.execute(sa.select(S.runs.c.run_id)
+                                      .where(S.runs.c.run_id.in_(chunk))).scalars())
+    return known
+
+
+def import_labels(ledger: Ledger, path: str | Path) -> ImportSummary:
+    """Check every row of a label file, then import all of them in one transaction.
+
+    Raises:
+        LabelImportError: listing every bad row (line, field, message); nothing imported.
+        LedgerError: the file is missing or has an unknown suffix.
+    """
+    labels, errors = read_labels(path)
+    known = _known_runs(ledger, {lb.run_id for _, lb in labels})
+    errors.extend(RowError(line, "run_id", f"unknown run {lb.run_id!r}: not in the runs ledger")
+                  for line, lb in labels if lb.run_id not in known)
+    if errors:
+        raise LabelImportError(str(path), sorted(errors, key=lambda e: e.line))
+    imported = ledger.add_labels([lb for _, lb in labels])
+    return ImportSummary(file=str(path), rows=len(labels), imported=imported,
+                         already_present=len(labels) - imported,
+                         runs=len({lb.run_id for _, lb in labels}))

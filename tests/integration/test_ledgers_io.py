@@ -1,0 +1,271 @@
+"""Ledger input and output on SQLite and PostgreSQL: operator-label import (all rows
+or none, every bad row named) and the evaluation_run export read by the verdict engine.
+
+Fixtures and record factories come from ``test_ledgers.py``.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+import test_ledgers
+from test_ledgers import T0, label, make_judgment, make_run
+
+from judge.cli import main
+from judge.ledgers import LabelImportError, Ledger, LedgerError
+from judge.ledgers.export import export_evaluation_run, read_evaluation_run
+from judge.ledgers.labels import import_labels
+
+db = test_ledgers.db  # the same fixtures: SQLite, and PostgreSQL in its own schema
+ledger = test_ledgers.ledger
+HEADER = "run_id,attempt,success,failure_class,labeled_by,labeled_at\n"
+
+
+@pytest.fixture
+def three_runs(ledger: Ledger) -> Ledger:
+    for name in ("run-001", "run-002", "run-003"):
+        run = make_run(name)
+        ledger.record(run, make_judgment(run))
+    return ledger
+
+
+# --- label import ---------------------------------------------------------------------------
+def test_csv_labels_import_with_every_boolean_spelling_and_twice_is_a_noop(three_runs, tmp_path):
+    f = tmp_path / "labels.csv"
+    f.write_text(HEADER
+                 + "run-001,TRUE,no,grasp.slip,op-kim,2026-09-16T12:01:00Z\n"
+                 + "\n"
+                 + 'run-002,Yes,1,,"op-lee\n(night shift)",2026-09-16 21:30:00+09:00\n'
+                 + "run-003,0,False,,op-kim,2026-09-16T12:03:00\n")
+    summary = import_labels(three_runs, f)
+    assert (summary.rows, summary.imported, summary.already_present, summary.runs) == (3, 3, 0, 3)
+    current = {k: v.label for k, v in three_runs.current_labels().items()}
+    assert [(lb.attempt, lb.success, lb.failure_class, lb.labeled_by, lb.labeled_at)
+            for _, lb in sorted(current.items())] == [
+        (True, False, "grasp.slip", "op-kim", T0.replace(minute=1)),
+        (True, True, None, "op-lee\n(night shift)", T0.replace(minute=30)),
+        (False, False, None, "op-kim", T0.replace(minute=3)),  # no offset: UTC
+    ]
+    again = import_labels(three_runs, f)
+    assert (again.imported, again.already_present) == (0, 3)
+    assert three_runs.counts()["operator_labels"] == 3
+
+
+def test_jsonl_labels_import(three_runs, tmp_path):
+    f = tmp_path / "labels.jsonl"
+    rows = [{"run_id": "run-001", "attempt": True, "success": False, "failure_class": "grasp.slip",
+             "labeled_by": "op-kim", "labeled_at": "2026-09-16T12:01:00Z"},
+            {"run_id": "run-002", "attempt": 1, "success": "YES", "failure_class": None,
+             "labeled_by": "op-kim", "labeled_at": "2026-09-16T12:02:00+00:00"}]
+    f.write_text("\n".join(json.dumps(r) for r in rows) + "\n\n")
+    s = import_labels(three_runs, f)
+    assert (s.rows, s.imported, s.runs) == (2, 2, 2)
+    assert three_runs.current_labels()["run-002"].label.success is True
+
+
+def test_a_csv_with_errors_imports_nothing_and_names_every_bad_row(three_runs, tmp_path):
+    f = tmp_path / "bad.csv"
+    f.write_text(HEADER
+                 + "run-001,TRUE,no,grasp.slip,op-kim,2026-09-16T12:01:00Z\n"       # 2 ok
+                 + "run-404,yes,No,,op-kim,2026-09-16T12:02:00Z\n"                  # 3
+                 + "run-002,maybe,false,grasp.slip,op-kim,2026-09-16T12:03:00Z\n"   # 4
+                 + "run-002,1,0,grasp.slip,op-kim,yesterday\n"                      # 5
+                 + "run-003,1,1,grasp.slip,op-kim,2026-09-16T12:05:00\n"            # 6
+                 + "run-003,1,1,,,2026-09-16T12:06:00\n"                            # 7
+                 + "run-003,1,1\n"                                                  # 8
+                 + "run-001,true,0,grasp.slip,op-kim,2026-09-16T12:01:00+00:00\n")  # 9
+    with pytest.raises(LabelImportError) as info:
+        import_labels(three_runs, f)
+    assert [str(e) for e in info.value.errors] == [
+        "line 3: run_id: unknown run 'run-404': not in the runs ledger",
+        "line 4: attempt: 'maybe' is not a boolean; expected true/false/1/0/yes/no",
+        "line 5: labeled_at: 'yesterday' is not an ISO 8601 timestamp (e.g. 2026-09-16T14:02:00Z)",
+        "line 6: failure_class: 'grasp.slip' given for a successful run; expected empty when "
+        "success is true",
+        "line 7: labeled_by: empty or not text (''); expected a non-empty string",
+        "line 8: row: 3 value(s), expected 6",
+        "line 9: row: duplicate of line 2 (same run_id, labeled_by, labeled_at)",
+    ]
+    assert str(info.value).splitlines()[0] == f"{f}: 7 error(s), nothing imported"
+    assert three_runs.counts()["operator_labels"] == 0
+
+
+def test_a_csv_header_with_a_missing_or_unknown_column(three_runs, tmp_path):
+    f = tmp_path / "cols.csv"
+    f.write_text("run_id,attempt,success,labeled_by,labeled_at,note\n"
+                 "run-001,1,0,op-kim,2026-09-16T12:01:00Z,hm\n")
+    with pytest.raises(LabelImportError) as info:
+        import_labels(three_runs, f)
+    assert [str(e) for e in info.value.errors] == [
+        "line 1: header: missing column(s) failure_class; unknown column(s) note (expected "
+        "run_id, attempt, success, failure_class, labeled_by, labeled_at)"]
+    empty = tmp_path / "empty.csv"
+    empty.write_text("")
+    with pytest.raises(LabelImportError, match=r"line 1: header: empty file"):
+        import_labels(three_runs, empty)
+
+
+def test_a_jsonl_with_errors_imports_nothing(three_runs, tmp_path):
+    ok = {"run_id": "run-001", "attempt": True, "success": False, "failure_class": "grasp.slip",
+          "labeled_by": "op-kim", "labeled_at": "2026-09-16T12:01:00Z"}
+    lines = [json.dumps(ok), "{not json", "[1, 2]",
+             json.dumps({**ok, "run_id": "run-002", "attempt": "y"}),
+             json.dumps({k: v for k, v in ok.items() if k != "labeled_at"}), "",
+             json.dumps({**ok, "run_id": 5, "attempt": 2})]
+    f = tmp_path / "bad.jsonl"
+    f.write_text("\n".join(lines) + "\n")
+    with pytest.raises(LabelImportError) as info:
+        import_labels(three_runs, f)
+    assert [str(e) for e in info.value.errors] == [
+        "line 2: row: invalid JSON: Expecting property name enclosed in double quotes",
+        "line 3: row: expected a JSON object, got list",
+        "line 4: attempt: 'y' is not a boolean; expected true/false/1/0/yes/no",
+        "line 5: columns: missing column(s) labeled_at",
+        "line 7: run_id: empty or not text (5); expected a non-empty string",
+        "line 7: attempt: 2 is not a boolean; expected true/false/1/0/yes/no",
+    ]
+    assert three_runs.counts()["operator_labels"] == 0
+
+
+def test_a_missing_file_or_an_unknown_suffix(ledger, tmp_path):
+    with pytest.raises(LedgerError, match=r"labels.csv: label file not found$"):
+        import_labels(ledger, tmp_path / "labels.csv")
+    (tmp_path / "labels.xlsx").write_text("x")
+    with pytest.raises(LedgerError, match=r"suffix '.xlsx'; expected .csv or .jsonl$"):
+        import_labels(ledger, tmp_path / "labels.xlsx")
+
+
+def test_labels_import_command(db, three_runs, tmp_path, capsys):
+    good = tmp_path / "labels.csv"
+    good.write_text(HEADER + "run-001,1,0,grasp.slip,op-kim,2026-09-16T12:01:00Z\n")
+    assert main(["labels", "import", str(good), "--db", db.cli_url]) == 0
+    assert capsys.readouterr().out == (
+        f"{good}: 1 label(s) for 1 run(s): 1 imported, 0 already present\n")
+    assert main(["labels", "import", str(good), "--db", db.cli_url, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == {
+        "file": str(good), "rows": 1, "imported": 0, "already_present": 1, "runs": 1}
+    bad = tmp_path / "bad.csv"
+    bad.write_text(HEADER + "run-002,1,0,,op-kim,2026-09-16T12:01:00Z\n"
+                   + "run-404,1,0,,op-kim,2026-09-16T12:01:00Z\n")
+    assert main(["labels", "import", str(bad), "--db", db.cli_url]) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        f"rcjudge: error: {bad}: 1 error(s), nothing imported",
+        "  line 3: run_id: unknown run 'run-404': not in the runs ledger"]
+    assert main(["labels", "import", str(bad), "--db", db.cli_url, "--json"]) == 2
+    assert json.loads(capsys.readouterr().out) == {"file": str(bad), "imported": 0, "errors": [
+        {"line": 3, "field": "run_id", "message": "unknown run 'run-404': not in the runs ledger"}]}
+    assert three_runs.counts()["operator_labels"] == 1
+
+
+# --- evaluation_run export -------------------------------------------------------------------
+def _export_world(ledger: Ledger) -> None:
+    """Two tasks, two artifacts, two judge versions, two operator labels."""
+    spec = [  # run, task, policy version, cycle, (attempt, success, class, conf a, conf s)
+        ("r1", "tabletop.T1", "6.0.2", 10.0, (True, True, None, 0.95, 0.9)),
+        ("r2", "tabletop.T1", "6.0.2", 12.0, (True, False, "grasp.slip", 0.9, 0.8)),
+        ("r3", "tabletop.T2", "6.0.2", 8.0, (True, False, None, 0.7, 0.6)),
+        ("r4", "tabletop.T2", "6.0.3", 9.0, (False, False, "grasp.drop", 0.55, 0.75)),
+    ]
+    for name, task, version, cycle, (att, suc, cls, ca, cs) in spec:
+        run = make_run(name, task=task, cycle_sec=cycle, version=version)
+        ledger.record(run, make_judgment(run, "rc-judge-v1", att, suc, cls, ca, cs))
+    r1 = make_run("r1", task="tabletop.T1", cycle_sec=10.0)
+    ledger.record_judgment(make_judgment(r1, "rc-judge-v2", True, False, "grasp.slip", 0.8, 0.7))
+    ledger.add_labels([label("r2", True, True, None, 1),             # operator: a success
+                       label("r3", True, False, "grasp.drop", 2)])   # operator names the class
+
+
+def test_export_writes_the_hive_partition_with_operator_labels_winning(ledger, tmp_path):
+    _export_world(ledger)
+    s = export_evaluation_run(ledger, "rc-judge-v1", tmp_path / "eval")
+    path = tmp_path / "eval" / "judge_version=rc-judge-v1" / "part-0.parquet"
+    assert (s.path, s.rows, s.operator_rows) == (str(path), 4, 2)
+    table = pq.read_table(path)
+    assert table.column_names == [
+        "task_id", "model_artifact", "episode_id", "success", "failure_reason", "cycle_sec",
+        "attempt", "attempt_confidence", "success_confidence", "judge_version", "run_id",
+        "label_source", "judge_attempt", "judge_success", "judge_failure_class"]
+    assert table.schema.field("success").type == pa.bool_()
+    rows = [tuple(r.values()) for r in table.to_pylist()]
+    assert rows == [
+        ("tabletop.T1", "policy-a@6.0.2", "r1", True, "", 10.0, True, 0.95, 0.9,
+         "rc-judge-v1", "r1", "judge", True, True, None),
+        ("tabletop.T1", "policy-a@6.0.2", "r2", True, "", 12.0, True, 0.9, 0.8,
+         "rc-judge-v1", "r2", "operator", True, False, "grasp.slip"),
+        ("tabletop.T2", "policy-a@6.0.2", "r3", False, "grasp.drop", 8.0, True, 0.7, 0.6,
+         "rc-judge-v1", "r3", "operator", True, False, None),
+        ("tabletop.T2", "policy-a@6.0.3", "r4", False, "grasp.drop", 9.0, False, 0.55, 0.75,
+         "rc-judge-v1", "r4", "judge", False, False, "grasp.drop"),
+    ]
+    export_evaluation_run(ledger, "rc-judge-v2", tmp_path / "eval")
+    both = read_evaluation_run(tmp_path / "eval")
+    assert sorted(zip(both.column("judge_version").to_pylist(),
+                      both.column("run_id").to_pylist(), strict=True)) == [
+        ("rc-judge-v1", "r1"), ("rc-judge-v1", "r2"), ("rc-judge-v1", "r3"),
+        ("rc-judge-v1", "r4"), ("rc-judge-v2", "r1")]
+    assert read_evaluation_run(tmp_path / "eval", "rc-judge-v2").column(
+        "failure_reason").to_pylist() == ["grasp.slip"]
+
+
+def test_the_export_loads_in_the_verdict_engine_and_yields_cards(ledger, tmp_path):
+    from verdict.engine import build_cards
+    from verdict.tables import read_table
+
+    _export_world(ledger)
+    path = export_evaluation_run(ledger, "rc-judge-v1", tmp_path / "eval").path
+    assert read_table(path, "evaluation_run").num_rows == 4
+    task_spec = pa.table({"task_id": ["tabletop.T1", "tabletop.T2"],
+                          "required_skill": ["pick_place", "pick_place"],
+                          "target_success_rate": [0.8, 0.8],
+                          "top_reason_share_limit": [0.6, 0.6],
+                          "max_cycle_sec": [30.0, 30.0], "min_episode_count": [10, 10]})
+    dataset_index = pa.table({"task_id": ["tabletop.T1", "tabletop.T2"],
+                              "required_skill": ["pick_place", "pick_place"],
+                              "episode_count": [120, 80], "capture_site": ["sf-03", "sf-03"],
+                              "robot_hand_type": ["WujiHand2", "WujiHand2"]})
+    cards = build_cards(path, task_spec, dataset_index, "policy-a@6.0.2")
+    got = {c.task_id: (c.verdict, c.success_rate, c.failure_total, c.top_failure_reason,
+                       c.cycle_sec_median) for c in cards}
+    assert got == {
+        "tabletop.T1": ("배포 후보", 1.0, 0, None, 11.0),
+        "tabletop.T2": ("성공률 미달", 0.0, 1, "grasp.drop", 8.0),
+    }
+
+
+def test_export_of_an_unknown_version_names_the_known_ones(ledger, tmp_path):
+    _export_world(ledger)
+    with pytest.raises(LedgerError, match=(
+            r"^--judge 'rc-judge-v9': no judgments of this version in the ledger "
+            r"\(versions with judgments: rc-judge-v1, rc-judge-v2\)$")):
+        export_evaluation_run(ledger, "rc-judge-v9", tmp_path / "eval")
+    assert not (tmp_path / "eval").exists()
+
+
+def test_export_and_db_commands(db, ledger, tmp_path, capsys):
+    _export_world(ledger)
+    out = tmp_path / "eval"
+    assert main(["export", "evaluation-run", "--judge", "rc-judge-v1", "--out", str(out),
+                 "--db", db.cli_url, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == {
+        "path": str(out / "judge_version=rc-judge-v1" / "part-0.parquet"),
+        "judge_version": "rc-judge-v1", "rows": 4, "operator_rows": 2}
+    assert main(["export", "evaluation-run", "--judge", "nope", "--out", str(out),
+                 "--db", db.cli_url]) == 2
+    assert capsys.readouterr().err.startswith("rcjudge: error: --judge 'nope': no judgments")
+    assert main(["db", "upgrade", "--db", db.cli_url, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["revision"] == "0002"
+
+
+def test_db_upgrade_creates_the_default_sqlite_file(monkeypatch, tmp_path, capsys):
+    monkeypatch.delenv("RCJUDGE_DB", raising=False)
+    monkeypatch.setenv("RCJUDGE_DATA", str(tmp_path / "data"))
+    assert main(["db", "upgrade", "--revision", "0001"]) == 0
+    db_file = tmp_path / "data" / "rcjudge.db"
+    assert capsys.readouterr().out == f"sqlite:///{db_file}: at revision 0001\n"
+    assert main(["db", "upgrade"]) == 0
+    assert capsys.readouterr().out == f"sqlite:///{db_file}: at revision 0002\n"
+    with Ledger.open() as led:
+        assert led.counts() == {"runs": 0, "judgments": 0, "operator_labels": 0}

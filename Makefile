@@ -25,6 +25,7 @@ $(MODELS)/tiny/llava/config.json: | $(VENV)/.installed
 demo: $(VENV)/.installed $(MODELS)/tiny/llava/config.json
 	$(VENV)/bin/rcjudge synth --n 6 --out $(OUT)/bundles --seed 0
 	$(VENV)/bin/rcjudge inspect $(OUT)/bundles/synth-0000-0000
+	@echo "tiny judge: three random-weight VLMs on CPU; verdicts show the plumbing, not truth"
 	$(VENV)/bin/rcjudge judge $(OUT)/bundles/*/ --judge tiny
 
 lint: $(VENV)/.installed-dev

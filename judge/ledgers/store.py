@@ -17,6 +17,7 @@ import re
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
+from functools import cache
 from importlib.resources import files
 from pathlib import Path
 from typing import Any
@@ -124,9 +125,25 @@ def _now() -> datetime:
     return datetime.now(UTC)
 
 
-def _insert(conn: Connection, table: sa.Table) -> Any:
-    """The dialect's INSERT construct (both have ``on_conflict_do_nothing``)."""
-    return (postgresql.insert if conn.dialect.name == "postgresql" else sqlite.insert)(table)
+#: Conflict key and returned column of each ledger's INSERT … ON CONFLICT DO NOTHING.
+_UPSERT: dict[str, tuple[list[str], str]] = {
+    "runs": (["run_id"], "run_id"),
+    "judgments": (["run_id", "judge_version"], "judgment_id"),
+    "operator_labels": (["run_id", "labeled_by", "labeled_at"], "label_id"),
+}
+
+
+@cache
+def _insert_ignore(dialect: str, table: str) -> Any:
+    """``INSERT … ON CONFLICT (key) DO NOTHING RETURNING id`` in the dialect's construct.
+
+    Built once and executed with parameters (building ``.values()`` per call
+    costs more than the SQLite write itself).
+    """
+    key, returned = _UPSERT[table]
+    t = S.metadata.tables[table]
+    insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
+    return insert(t).on_conflict_do_nothing(index_elements=key).returning(t.c[returned])
 
 
 def _run_values(run: Run) -> dict[str, Any]:
@@ -187,11 +204,10 @@ class Transaction:
                 raise LedgerError(f"run {run.run_id!r}: bundle hash {run.bundle_hash} is already "
                                   f"recorded as run {row.run_id!r}")
         if not existing:
-            stmt = _insert(self.conn, S.runs).values(
-                **values, recorded_at=run.recorded_at or _now()
-            ).on_conflict_do_nothing(index_elements=["run_id"]).returning(S.runs.c.run_id)
+            stmt = _insert_ignore(self.conn.dialect.name, "runs")
+            params = {**values, "recorded_at": run.recorded_at or _now()}
             try:
-                if self.conn.execute(stmt).first() is not None:
+                if self.conn.execute(stmt, params).first() is not None:
                     return True
             except sa.exc.IntegrityError as exc:
                 raise _integrity(exc, f"run {run.run_id!r}") from exc
@@ -221,21 +237,22 @@ class Transaction:
             raise LedgerError(
                 f"{what}: judged bundle {judgment.bundle_hash} / task {judgment.task_id!r} "
                 f"but the run is bundle {run.bundle_hash} / task {run.task_id!r}")
-        stmt = _insert(self.conn, S.judgments).values(
-            run_id=judgment.run_id, judge_version=judgment.judge_version,
-            attempt=judgment.attempt, success=judgment.success,
-            failure_class=judgment.failure_class,
-            counts_against_policy=judgment.counts_against_policy,
-            attempt_confidence=judgment.attempt_confidence,
-            success_confidence=judgment.success_confidence,
-            answers=[a.model_dump(mode="json") for a in judgment.answers],
-            timings=judgment.timings.model_dump(mode="json"),
-            cost_usd=judgment.cost.usd, gpu_s=judgment.cost.gpu_s, cpu_s=judgment.cost.cpu_s,
-            frames=judgment.frames, judged_at=judged_at or _now(),
-        ).on_conflict_do_nothing(
-            index_elements=["run_id", "judge_version"]).returning(S.judgments.c.judgment_id)
+        params = {
+            "run_id": judgment.run_id, "judge_version": judgment.judge_version,
+            "attempt": judgment.attempt, "success": judgment.success,
+            "failure_class": judgment.failure_class,
+            "counts_against_policy": judgment.counts_against_policy,
+            "attempt_confidence": judgment.attempt_confidence,
+            "success_confidence": judgment.success_confidence,
+            "answers": [a.model_dump(mode="json") for a in judgment.answers],
+            "timings": judgment.timings.model_dump(mode="json"),
+            "cost_usd": judgment.cost.usd, "gpu_s": judgment.cost.gpu_s,
+            "cpu_s": judgment.cost.cpu_s, "frames": judgment.frames,
+            "judged_at": judged_at or _now(),
+        }
+        stmt = _insert_ignore(self.conn.dialect.name, "judgments")
         try:
-            return self.conn.execute(stmt).first() is not None
+            return self.conn.execute(stmt, params).first() is not None
         except sa.exc.IntegrityError as exc:
             raise _integrity(exc, what) from exc
 
@@ -243,9 +260,7 @@ class Transaction:
         """Write operator labels; return how many were new (same run, person, time: kept once)."""
         if not labels:
             return 0
-        stmt = _insert(self.conn, S.operator_labels).on_conflict_do_nothing(
-            index_elements=["run_id", "labeled_by", "labeled_at"]
-        ).returning(S.operator_labels.c.label_id)
+        stmt = _insert_ignore(self.conn.dialect.name, "operator_labels")
         try:
             return len(self.conn.execute(stmt, [lb.model_dump() for lb in labels]).all())
         except sa.exc.IntegrityError as exc:

@@ -11,11 +11,14 @@ from __future__ import annotations
 import posixpath
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from functools import cache
 from typing import Any
 
 import numpy as np
 
+from judge.api.protocol import Attribution
+from judge.bundle.cycle import cycle_time
 from judge.bundle.decode import decode_frames, load_streams
 from judge.bundle.inspect import plan_targets
 from judge.bundle.intake import intake
@@ -31,7 +34,7 @@ from judge.ensemble.prompts import (
 from judge.ensemble.taxonomy import Taxonomy, load_taxonomy
 from judge.ensemble.version import JudgeVersion, load_judge_version
 from judge.ensemble.vote import ModelVote, calibrate, vote
-from models.base import Backend
+from models.base import Backend, ScoreRequest
 from models.registry import create_backend
 
 
@@ -41,79 +44,138 @@ def pricing() -> dict[str, float]:
     return {k: float(data[k]) for k in ("gpu_hour_usd", "cpu_hour_usd")}
 
 
+@dataclass(frozen=True)
+class Prepared:
+    """A bundle made ready for the models: verified, decoded, frames chosen. CPU work only."""
+
+    uri: str
+    run_id: str
+    bundle_hash: str
+    attribution: Attribution
+    instruction: str
+    frames: np.ndarray  # (K, H, W', 3) uint8, the images every question shows
+    duration_s: float
+    cycle_sec: float
+    intake_s: float
+    frames_s: float
+
+
+def prepare(uri: str, version: JudgeVersion, request: dict[str, Any] | None = None,
+            run_id: str | None = None) -> Prepared:
+    """Intake, decode and choose the images (the CPU half of a judgment)."""
+    t0 = time.perf_counter()
+    bundle = intake(uri, request)
+    instruction = instruction_for(bundle.attribution.task.id)
+    t1 = time.perf_counter()
+    streams = load_streams(bundle)
+    _, targets = plan_targets(streams)
+    frames = question_images(decode_frames(streams.videos, targets).images, version)
+    t2 = time.perf_counter()
+    return Prepared(uri=uri, run_id=run_id or posixpath.basename(bundle.root.rstrip("/")),
+                    bundle_hash=bundle.bundle_hash, attribution=bundle.attribution,
+                    instruction=instruction, frames=frames, duration_s=streams.duration_s,
+                    cycle_sec=max(cycle_time(streams.signals), 1e-3),
+                    intake_s=t1 - t0, frames_s=t2 - t1)
+
+
 class Judge:
-    """A judge version with its three backends loaded."""
+    """A judge version: its questions, its vote, and (for local use) its loaded backends.
+
+    The steps (``yes_no``, ``initial_votes``, ``needs_class``, ``family``, ``klass``,
+    ``finish``) are what the Ray batch composes across actors; ``judge`` composes them
+    in this process.
+    """
 
     def __init__(self, version: JudgeVersion | str, taxonomy: Taxonomy | None = None,
-                 backends: Sequence[Backend] | None = None) -> None:
+                 backends: Sequence[Backend] | None = None, load: bool = True) -> None:
         self.version = load_judge_version(version) if isinstance(version, str) else version
         self.taxonomy = taxonomy or load_taxonomy()
-        if backends is None:
+        if backends is None and load:
             backends = [create_backend(m.spec()) for m in self.version.models]
             for b in backends:
                 b.load()
-        self.backends = list(backends)
+        self.backends = list(backends or [])
 
     def close(self) -> None:
         for b in self.backends:
             b.close()
 
-    def ask(self, frames: np.ndarray, instruction: str) -> list[ModelVote]:
-        """All questions to all three models; returns calibrated votes and raw answers."""
-        v = self.version
-        raw = [b.score(yes_no_requests(frames, instruction, v)) for b in self.backends]
-        votes = []
-        for entry, (pa, ps) in zip(v.models, raw, strict=True):
-            votes.append(ModelVote(entry.name,
-                                   calibrate(float(pa[0]), entry.calibration.attempt),
-                                   calibrate(float(ps[0]), entry.calibration.success)))
-        thr = v.vote.yes_threshold
-        if vote(votes, thr).success:
-            return votes, raw
-        failing = [i for i, mv in enumerate(votes) if not mv.p_success > thr] or [0, 1, 2]
-        for i in failing:
-            fam_req = family_request(frames, instruction, v, self.taxonomy)
-            fam_p = self.backends[i].score([fam_req])[0]
-            fam = fam_req.labels[int(np.argmax(fam_p))]
-            cls_req = class_request(frames, instruction, fam, v, self.taxonomy)
-            cls_p = self.backends[i].score([cls_req])[0]
-            j = int(np.argmax(cls_p))
-            votes[i] = ModelVote(votes[i].model, votes[i].p_attempt, votes[i].p_success,
-                                 cls_req.labels[j], float(fam_p.max() * cls_p[j]))
-        return votes, raw
+    # --- steps -------------------------------------------------------------------------
+    def yes_no(self, p: Prepared) -> list[ScoreRequest]:
+        """The attempt and the success question (two requests, same frames) for each model."""
+        return yes_no_requests(p.frames, p.instruction, self.version)
 
-    def judge(self, uri: str, request: dict[str, Any] | None = None,
-              run_id: str | None = None) -> Judgment:
-        """Judge the bundle at ``uri`` (attribution from ``request`` when given)."""
+    def initial_votes(self, raw: Sequence[Sequence[np.ndarray]]) -> list[ModelVote]:
+        """Calibrated yes/no votes from each model's [P(attempt), P(success)] answers."""
+        return [ModelVote(m.name, calibrate(float(pa[0]), m.calibration.attempt),
+                          calibrate(float(ps[0]), m.calibration.success))
+                for m, (pa, ps) in zip(self.version.models, raw, strict=True)]
+
+    def needs_class(self, votes: Sequence[ModelVote]) -> list[int]:
+        """Indices of the models to ask for a failure class (none on a success)."""
+        thr = self.version.vote.yes_threshold
+        if vote(votes, thr).success:
+            return []
+        return [i for i, mv in enumerate(votes) if not mv.p_success > thr] or [0, 1, 2]
+
+    def family(self, p: Prepared) -> ScoreRequest:
+        return family_request(p.frames, p.instruction, self.version, self.taxonomy)
+
+    def klass(self, p: Prepared, family_req: ScoreRequest, family_p: np.ndarray) -> ScoreRequest:
+        fam = family_req.labels[int(np.argmax(family_p))]
+        return class_request(p.frames, p.instruction, fam, self.version, self.taxonomy)
+
+    @staticmethod
+    def with_class(mv: ModelVote, family_p: np.ndarray, class_req: ScoreRequest,
+                   class_p: np.ndarray) -> ModelVote:
+        j = int(np.argmax(class_p))
+        return replace(mv, failure_class=class_req.labels[j],
+                       p_failure_class=float(family_p.max() * class_p[j]))
+
+    def finish(self, p: Prepared, votes: Sequence[ModelVote],
+               raw: Sequence[Sequence[np.ndarray]], models_s: float) -> Judgment:
+        """Vote and build the Judgment."""
         t0 = time.perf_counter()
-        bundle = intake(uri, request)
-        instruction = instruction_for(bundle.attribution.task.id)
-        t1 = time.perf_counter()
-        streams = load_streams(bundle)
-        _, targets = plan_targets(streams)
-        frames = question_images(decode_frames(streams.videos, targets).images, self.version)
-        t2 = time.perf_counter()
-        votes, raw = self.ask(frames, instruction)
-        t3 = time.perf_counter()
         result = vote(votes, self.version.vote.yes_threshold)
-        t4 = time.perf_counter()
-        timings = StageTimings(intake_s=t1 - t0, frames_s=t2 - t1, models_s=t3 - t2,
-                               vote_s=t4 - t3)
+        timings = StageTimings(intake_s=p.intake_s, frames_s=p.frames_s, models_s=models_s,
+                               vote_s=time.perf_counter() - t0)
         answers = tuple(
             ModelAnswer(model=mv.model, p_attempt=mv.p_attempt, p_success=mv.p_success,
                         p_attempt_raw=float(r[0][0]), p_success_raw=float(r[1][0]),
                         failure_class=mv.failure_class, p_failure_class=mv.p_failure_class)
             for mv, r in zip(votes, raw, strict=True))
         return Judgment(
-            run_id=run_id or posixpath.basename(bundle.root.rstrip("/")),
-            bundle_uri=uri, bundle_hash=bundle.bundle_hash, task_id=bundle.attribution.task.id,
-            judge_version=self.version.name, attempt=result.attempt, success=result.success,
-            failure_class=result.failure_class,
+            run_id=p.run_id, bundle_uri=p.uri, bundle_hash=p.bundle_hash,
+            task_id=p.attribution.task.id, judge_version=self.version.name,
+            attempt=result.attempt, success=result.success, failure_class=result.failure_class,
             counts_against_policy=False if result.success
             else self.taxonomy.counts_against_policy(result.failure_class),
             attempt_confidence=round(result.attempt_confidence, 6),
             success_confidence=round(result.success_confidence, 6),
-            answers=answers, frames=len(frames), timings=timings, cost=self.cost(timings))
+            answers=answers, frames=len(p.frames), timings=timings, cost=self.cost(timings))
+
+    # --- in this process ---------------------------------------------------------------
+    def ask(self, p: Prepared) -> tuple[list[ModelVote], list]:
+        """All questions to the three local backends."""
+        raw = [b.score(self.yes_no(p)) for b in self.backends]
+        votes = self.initial_votes(raw)
+        for i in self.needs_class(votes):
+            fam_req = self.family(p)
+            fam_p = self.backends[i].score([fam_req])[0]
+            cls_req = self.klass(p, fam_req, fam_p)
+            cls_p = self.backends[i].score([cls_req])[0]
+            votes[i] = self.with_class(votes[i], fam_p, cls_req, cls_p)
+        return votes, raw
+
+    def judge(self, uri: str, request: dict[str, Any] | None = None,
+              run_id: str | None = None) -> Judgment:
+        """Judge the bundle at ``uri`` (attribution from ``request`` when given)."""
+        return self.judge_prepared(prepare(uri, self.version, request, run_id))
+
+    def judge_prepared(self, p: Prepared) -> Judgment:
+        t0 = time.perf_counter()
+        votes, raw = self.ask(p)
+        return self.finish(p, votes, raw, time.perf_counter() - t0)
 
     def cost(self, t: StageTimings) -> Cost:
         price = pricing()

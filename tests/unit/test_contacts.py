@@ -90,3 +90,20 @@ def test_smooth_fast_motion_is_not_an_impact():
 def test_config_rejects_inverted_hysteresis():
     with pytest.raises(ValueError, match="force_off_n must be below force_on_n"):
         ContactConfig(force_on_n=1.0, force_off_n=2.0)
+
+
+def test_cycle_time_first_to_last_motion():
+    from judge.bundle.cycle import cycle_time
+    from judge.bundle.streams import Signals
+
+    t = np.arange(11) / 10.0
+    vel = np.zeros((11, 2))
+    vel[3, 0] = 0.2  # moving at 0.3 s
+    vel[8, 1] = -0.06  # and at 0.8 s
+    vel[9, 1] = 0.05  # exactly the threshold: not moving
+    z = np.zeros(11)
+    sig = Signals(t=t, joint_names=("a", "b"), position=vel * 0, velocity=vel, effort=vel * 0,
+                  gripper_t=t, gripper_width=z, gripper_force=z)
+    assert cycle_time(sig) == pytest.approx(0.5)
+    still = Signals(**{**sig.__dict__, "velocity": np.zeros((11, 2))})
+    assert cycle_time(still) == pytest.approx(1.0)

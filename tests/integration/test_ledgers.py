@@ -143,6 +143,18 @@ def test_open_migrates_step_by_step_and_is_a_noop_at_head(db: DB):
         engine.dispose()
 
 
+def test_workers_opening_a_fresh_ledger_at_once_migrate_it_once(db: DB, tmp_path: Path):
+    code = ("import sys; from judge.ledgers import Ledger; "
+            "Ledger.open(sys.argv[1], schema=sys.argv[2] or None).close()")
+    procs = [subprocess.Popen([sys.executable, "-c", code, db.url, db.schema or ""],
+                              cwd=REPO, stderr=subprocess.PIPE, text=True) for _ in range(3)]
+    errors = [p.communicate(timeout=120)[1] for p in procs]
+    assert [p.returncode for p in procs] == [0, 0, 0], errors
+    with Ledger.open(db.url, schema=db.schema) as led, led.engine.connect() as conn:
+        assert conn.execute(sa.text("SELECT version_num FROM alembic_version")).all() == [
+            ("0002",)]
+
+
 def test_bad_urls_and_unknown_revisions_are_one_line_errors(db: DB, tmp_path: Path):
     with pytest.raises(LedgerError, match=r"unsupported database 'mysql'"):
         make_engine("mysql://h/db")

@@ -93,6 +93,16 @@ def test_a_csv_with_errors_imports_nothing_and_names_every_bad_row(three_runs, t
     assert three_runs.counts()["operator_labels"] == 0
 
 
+def test_line_numbers_count_the_lines_of_a_quoted_multiline_value(three_runs, tmp_path):
+    f = tmp_path / "multi.csv"
+    f.write_text(HEADER + 'run-001,1,0,,"op-lee\n(night\nshift)",2026-09-16T12:01:00Z\n'
+                 + "run-002,sometimes,0,,op-kim,2026-09-16T12:01:00Z\n")
+    with pytest.raises(LabelImportError) as info:
+        import_labels(three_runs, f)
+    assert [str(e) for e in info.value.errors] == [
+        "line 5: attempt: 'sometimes' is not a boolean; expected true/false/1/0/yes/no"]
+
+
 def test_a_csv_header_with_a_missing_or_unknown_column(three_runs, tmp_path):
     f = tmp_path / "cols.csv"
     f.write_text("run_id,attempt,success,labeled_by,labeled_at,note\n"

@@ -72,7 +72,12 @@ def make_engine(url: str | None = None, *, schema: str | None = None) -> Engine:
         raise LedgerError(f"schema {schema!r}: only for PostgreSQL, lower-case identifier")
     if backend == "sqlite":
         if parsed.database and parsed.database != ":memory:":
-            Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
+            folder = Path(parsed.database).parent
+            try:
+                folder.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise LedgerError(f"--db {url!r}: cannot create the folder {folder}: "
+                                  f"{exc.strerror}") from None
         engine = sa.create_engine(parsed, connect_args={"timeout": 30})
         _sqlite_events(engine)
         return engine

@@ -158,6 +158,8 @@ def test_workers_opening_a_fresh_ledger_at_once_migrate_it_once(db: DB, tmp_path
 def test_bad_urls_and_unknown_revisions_are_one_line_errors(db: DB, tmp_path: Path):
     with pytest.raises(LedgerError, match=r"unsupported database 'mysql'"):
         make_engine("mysql://h/db")
+    with pytest.raises(LedgerError, match=r"cannot create the folder /proc/rcj/x: No such"):
+        make_engine("sqlite:////proc/rcj/x/ledger.db")
     with pytest.raises(LedgerError, match=r"schema 'x': only for PostgreSQL"):
         make_engine(f"sqlite:///{tmp_path / 'x.db'}", schema="x")
     engine = make_engine(db.url, schema=db.schema)

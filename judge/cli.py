@@ -11,6 +11,7 @@ import argparse
 import json
 import sys
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 from judge.errors import JudgeError
@@ -84,6 +85,35 @@ def format_judgments(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def _cmd_batch(args: argparse.Namespace) -> int:
+    from judge.batch.run import run_batch
+    from judge.batch.sources import resolve_sources
+    from judge.ensemble.version import load_judge_version
+    from judge.ledgers.store import Ledger
+
+    uris = resolve_sources(args.source)
+    version = load_judge_version(args.judge)
+    with Ledger.open(args.db) as ledger:
+        summary = run_batch(uris, version, ledger, ray_address=args.ray_address,
+                            max_in_flight=args.max_in_flight, progress=not args.json)
+    if args.report:
+        Path(args.report).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.report).write_text(json.dumps(summary.as_dict(), indent=2) + "\n")
+    _emit(summary.as_dict(), args.json, format_summary)
+    return 130 if summary.interrupted else 0
+
+
+def format_summary(s: dict) -> str:
+    lines = [f"judge {s['judge_version']}: {s['judged']} judged, {s['skipped']} skipped "
+             f"(already judged), {s['failed']} failed of {s['total']}"
+             + (" — INTERRUPTED" if s["interrupted"] else ""),
+             f"{s['seconds']} s, {s['bundles_per_minute']} bundles/min, "
+             f"estimated cost ${s['cost_usd']:.6f}"]
+    lines += [f"  failed {f['uri']}: {f['error']}: {f['message'].splitlines()[0]}"
+              for f in s["failures"]]
+    return "\n".join(lines)
+
+
 def _cmd_build_tiny(args: argparse.Namespace) -> int:
     from models.tiny import build_tiny
 
@@ -140,6 +170,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--judge", default="tiny", help="judge version (configs/judges/NAME.yaml)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=_cmd_judge)
+
+    p = sub.add_parser("batch", help="judge many bundles on Ray into the ledgers (resumable)")
+    p.add_argument("source", help="a folder of bundles, a glob, or a list file of bundle URIs")
+    p.add_argument("--judge", required=True, metavar="VERSION", help="judge version")
+    p.add_argument("--ray-address", metavar="ADDR", help="join this Ray cluster (default: local)")
+    p.add_argument("--db", metavar="URL", help="ledger database URL (default: SQLite in ./data)")
+    p.add_argument("--max-in-flight", type=int, default=8, metavar="N",
+                   help="bundles between submission and ledger write (backpressure)")
+    p.add_argument("--report", metavar="FILE", help="also write the summary (with every "
+                   "failure and its error) to this JSON file")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=_cmd_batch)
 
     models = sub.add_parser("models", help="model tools").add_subparsers(
         dest="models_command", required=True, metavar="COMMAND")

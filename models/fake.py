@@ -7,11 +7,13 @@
   (default 0.8) on it — on its family for ``failure_family`` and on the class for
   ``failure_class`` — and spreads the rest evenly.
 
-Every request received is kept in ``requests`` so tests can inspect the prompts.
+``options["delay_s"]`` sleeps that long per ``score`` call (to test backpressure and
+interruption). Every request received is kept in ``requests`` so tests can inspect prompts.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 
 import numpy as np
@@ -46,5 +48,6 @@ class FakeBackend(Backend):
         return out
 
     def score(self, requests: Sequence[ScoreRequest]) -> list[np.ndarray]:
+        time.sleep(float(self.spec.options.get("delay_s", 0.0)))
         self.requests.extend(requests)
         return [self._answer(r) for r in requests]

@@ -1,0 +1,66 @@
+"""Ray actors: CPU actors prepare bundles, one actor per model holds its engine.
+
+The actors wrap the same functions the single call uses (``prepare``, a backend's
+``score``); they do not change them. Resources come from the judge version:
+a model on CUDA asks for its ``gpu_share`` of a GPU.
+"""
+
+from __future__ import annotations
+
+import traceback
+from dataclasses import dataclass
+
+import ray
+
+from judge.ensemble.judge import Prepared, prepare
+from judge.ensemble.version import JudgeVersion, ModelEntry
+from judge.errors import JudgeError
+from models.base import ScoreRequest
+from models.registry import create_backend
+
+
+@dataclass(frozen=True)
+class Failure:
+    """A bundle that could not be prepared: its URI and the error, for the report."""
+
+    uri: str
+    error: str
+    message: str
+
+
+@ray.remote
+class PrepareActor:
+    """Intake, decode and frame selection for one bundle at a time."""
+
+    def __init__(self, version: JudgeVersion) -> None:
+        self.version = version
+
+    def prepare(self, uri: str) -> Prepared | Failure:
+        try:
+            return prepare(uri, self.version)
+        except JudgeError as exc:
+            return Failure(uri, type(exc).__name__, str(exc))
+        except Exception as exc:  # a bug, not bad input: keep the traceback in the report
+            return Failure(uri, type(exc).__name__, f"{exc}\n{traceback.format_exc()}")
+
+
+@ray.remote
+class ModelActor:
+    """One loaded model; answers batches of closed questions."""
+
+    def __init__(self, entry: ModelEntry) -> None:
+        self.backend = create_backend(entry.spec())
+        self.backend.load()
+
+    def score(self, requests: list[ScoreRequest]) -> list:
+        return self.backend.score(requests)
+
+    def close(self) -> None:
+        self.backend.close()
+
+
+def model_actor(entry: ModelEntry, cpu_share: float):
+    """A ModelActor with the entry's resources (a GPU share on CUDA, else a CPU share)."""
+    if entry.device.startswith("cuda"):
+        return ModelActor.options(num_gpus=entry.gpu_share, num_cpus=cpu_share).remote(entry)
+    return ModelActor.options(num_cpus=cpu_share).remote(entry)

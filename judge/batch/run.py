@@ -1,0 +1,202 @@
+"""``rcjudge batch``: judge many bundles on Ray with bounded work in flight, into the ledgers.
+
+Flow per bundle: a CPU actor prepares it (intake, decode, frames); the three model
+actors get the attempt and success questions; models that voted "not a success" get
+the family and class questions; the driver votes and writes run + judgment in one
+ledger transaction. At most ``max_in_flight`` bundles are between "submitted" and
+"written" at any time (backpressure: a slow model never makes memory grow).
+
+Resumable: runs already judged by this version are skipped. A bundle that fails
+intake or decode is reported with its error and the batch goes on.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any
+
+import ray
+
+from judge.batch.actors import Failure, PrepareActor, model_actor
+from judge.batch.sources import run_id_of
+from judge.ensemble.judge import Judge, Prepared
+from judge.ensemble.version import JudgeVersion
+from judge.ensemble.vote import ModelVote
+from judge.ledgers.errors import LedgerError
+from judge.ledgers.records import Run
+from judge.ledgers.store import Ledger
+
+
+@dataclass
+class BatchSummary:
+    """What a batch did; ``as_dict`` is the ``--json`` output."""
+
+    judge_version: str
+    total: int = 0
+    judged: int = 0
+    skipped: int = 0
+    failed: list[dict] = field(default_factory=list)
+    seconds: float = 0.0
+    cost_usd: float = 0.0
+    interrupted: bool = False
+
+    @property
+    def per_minute(self) -> float:
+        return 60.0 * self.judged / self.seconds if self.seconds > 0 else 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"judge_version": self.judge_version, "total": self.total,
+                "judged": self.judged, "skipped": self.skipped, "failed": len(self.failed),
+                "failures": self.failed, "seconds": round(self.seconds, 2),
+                "bundles_per_minute": round(self.per_minute, 1),
+                "cost_usd": round(self.cost_usd, 6), "interrupted": self.interrupted}
+
+
+@dataclass
+class _Work:
+    """One bundle between submission and ledger write."""
+
+    uri: str
+    prepared: Prepared | None = None
+    raw: list | None = None
+    votes: list[ModelVote] | None = None
+    asked_at: float = 0.0
+    waiting: int = 0
+    family: dict = field(default_factory=dict)
+
+
+class Progress:
+    """A one-line progress meter with rate and ETA on a terminal; silent otherwise."""
+
+    def __init__(self, total: int, enabled: bool) -> None:
+        self.total, self.done, self.t0 = total, 0, time.perf_counter()
+        self.enabled = enabled and sys.stderr.isatty()
+
+    def step(self, n: int = 1) -> None:
+        self.done += n
+        if not self.enabled:
+            return
+        dt = time.perf_counter() - self.t0
+        rate = self.done / dt if dt > 0 else 0.0
+        eta = (self.total - self.done) / rate if rate > 0 else float("inf")
+        print(f"\r{self.done}/{self.total}  {rate * 60:.1f}/min  ETA {eta:.0f}s   ",
+              end="", file=sys.stderr, flush=True)
+
+    def close(self) -> None:
+        if self.enabled:
+            print(file=sys.stderr)
+
+
+def start_ray(address: str | None) -> None:
+    """Join a cluster at ``address``, or start a local Ray with this machine's CPUs."""
+    if ray.is_initialized():
+        return
+    if address:
+        ray.init(address=address, log_to_driver=False)
+    else:
+        ray.init(num_cpus=os.cpu_count(), include_dashboard=False, log_to_driver=False)
+
+
+def run_batch(uris: list[str], version: JudgeVersion, ledger: Ledger,
+              ray_address: str | None = None, max_in_flight: int = 8,
+              prepare_workers: int | None = None, progress: bool = True) -> BatchSummary:
+    """Judge ``uris`` with ``version`` into ``ledger``; see the module docstring."""
+    summary = BatchSummary(judge_version=version.name, total=len(uris))
+    done = ledger.judged_run_ids(version.name)
+    todo = deque(u for u in uris if run_id_of(u) not in done)
+    summary.skipped = len(uris) - len(todo)
+    if not todo:
+        return summary
+    start_ray(ray_address)
+    cpus = ray.available_resources().get("CPU", 1.0)
+    n_prep = prepare_workers or max(1, int(cpus) // 2)
+    share = max(0.1, min(1.0, cpus / (2 * (n_prep + 3))))
+    preps = [PrepareActor.options(num_cpus=share).remote(version) for _ in range(n_prep)]
+    models = [model_actor(m, share) for m in version.models]
+    judge = Judge(version, load=False)
+    pending: dict[Any, tuple[str, _Work, int]] = {}
+    in_flight, next_prep = 0, 0
+    meter = Progress(len(todo), progress)
+    t0 = time.perf_counter()
+
+    def submit_prepare() -> None:
+        nonlocal in_flight, next_prep
+        while todo and in_flight < max_in_flight:
+            work = _Work(todo.popleft())
+            pending[preps[next_prep % n_prep].prepare.remote(work.uri)] = ("prep", work, -1)
+            next_prep += 1
+            in_flight += 1
+
+    def write(work: _Work) -> None:
+        nonlocal in_flight
+        p = work.prepared
+        judgment = judge.finish(p, work.votes, work.raw, time.perf_counter() - work.asked_at)
+        run = Run(run_id=p.run_id, bundle_uri=p.uri, bundle_hash=p.bundle_hash,
+                  attribution=p.attribution, duration_s=p.duration_s, cycle_sec=p.cycle_sec)
+        in_flight -= 1
+        meter.step()
+        try:
+            ledger.record(run, judgment)
+        except LedgerError as exc:  # e.g. the same bundle already recorded under another id
+            summary.failed.append({"uri": p.uri, "error": type(exc).__name__,
+                                   "message": str(exc)})
+            return
+        summary.judged += 1
+        summary.cost_usd += judgment.cost.usd
+
+    try:
+        submit_prepare()
+        while pending:
+            ready, _ = ray.wait(list(pending), num_returns=1)
+            stage, work, i = pending.pop(ready[0])
+            result = ray.get(ready[0])
+            if stage == "prep":
+                if isinstance(result, Failure):
+                    summary.failed.append({"uri": result.uri, "error": result.error,
+                                           "message": result.message})
+                    in_flight -= 1
+                    meter.step()
+                else:
+                    work.prepared, work.asked_at = result, time.perf_counter()
+                    work.raw, work.waiting = [None] * 3, 3
+                    reqs = judge.yes_no(result)
+                    for j, m in enumerate(models):
+                        pending[m.score.remote(reqs)] = ("yes_no", work, j)
+            elif stage == "yes_no":
+                work.raw[i] = result
+                work.waiting -= 1
+                if work.waiting == 0:
+                    work.votes = judge.initial_votes(work.raw)
+                    ask = judge.needs_class(work.votes)
+                    work.waiting = len(ask)
+                    for j in ask:
+                        req = judge.family(work.prepared)
+                        work.family[j] = req
+                        pending[models[j].score.remote([req])] = ("family", work, j)
+                    if not ask:
+                        write(work)
+            elif stage == "family":
+                fam_req = work.family[i]
+                work.family[i] = (fam_req, result[0])
+                cls_req = judge.klass(work.prepared, fam_req, result[0])
+                work.family[i] = (result[0], cls_req)
+                pending[models[i].score.remote([cls_req])] = ("class", work, i)
+            else:
+                fam_p, cls_req = work.family[i]
+                work.votes[i] = judge.with_class(work.votes[i], fam_p, cls_req, result[0])
+                work.waiting -= 1
+                if work.waiting == 0:
+                    write(work)
+            submit_prepare()
+    except KeyboardInterrupt:
+        summary.interrupted = True
+    finally:
+        meter.close()
+        summary.seconds = time.perf_counter() - t0
+        for actor in [*preps, *models]:
+            ray.kill(actor)
+    return summary

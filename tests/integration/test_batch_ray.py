@@ -1,0 +1,133 @@
+"""Overnight batches on a real local Ray: 50 bundles, failures recorded, resume after ^C."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+import yaml
+
+pytestmark = [pytest.mark.ray, pytest.mark.slow]
+
+FAKE = {"name": "fake-batch", "models": [
+    {"name": "a", "backend": "fake",
+     "options": {"script": {"attempt": 0.9, "success": 0.2, "failure_class": "grasp.slip"}}},
+    {"name": "b", "backend": "fake", "options": {"script": {"attempt": 0.8, "success": 0.7}}},
+    {"name": "c", "backend": "fake",
+     "options": {"script": {"attempt": 0.7, "success": 0.3, "failure_class": "grasp.miss"}}}]}
+
+
+@pytest.fixture(scope="module")
+def fifty(make_bundles):
+    return make_bundles(50, seed=7, width=96, height=64, fps=5)
+
+
+def version_file(tmp_path, delay_s=0.0, name="fake-batch"):
+    data = {**FAKE, "name": name}
+    data["models"] = [{**m, "options": {**m["options"], "delay_s": delay_s}}
+                      for m in FAKE["models"]]
+    path = tmp_path / f"{name}.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return path
+
+
+def judgments(url: str, version: str) -> set[str]:
+    from judge.ledgers.store import Ledger
+
+    with Ledger.open(url) as ledger:
+        return ledger.judged_run_ids(version)
+
+
+def rcjudge(*args: str) -> list[str]:
+    return [sys.executable, "-m", "judge.cli", *args]
+
+
+def test_interrupt_then_resume_judges_each_run_once(fifty, tmp_path):
+    listing = tmp_path / "runs.txt"
+    listing.write_text("\n".join(str(p) for p in fifty) + "\n")
+    url = f"sqlite:///{tmp_path / 'ledger.db'}"
+    slow = version_file(tmp_path, delay_s=0.05)
+    proc = subprocess.Popen(rcjudge("batch", str(listing), "--judge", str(slow), "--db", url,
+                                    "--max-in-flight", "2", "--json"),
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                            env={**os.environ, "RAY_AUTH_MODE": "disabled"})
+    deadline = time.time() + 120
+    while time.time() < deadline:
+        if (tmp_path / "ledger.db").exists() and len(judgments(url, "fake-batch")) >= 10:
+            break
+        time.sleep(0.2)
+    proc.send_signal(signal.SIGINT)
+    out, _ = proc.communicate(timeout=120)
+    first = yaml.safe_load(out)
+    assert proc.returncode == 130 and first["interrupted"] is True
+    done_first = judgments(url, "fake-batch")
+    assert 10 <= len(done_first) < 50
+    assert first["judged"] == len(done_first)
+
+    again = subprocess.run(rcjudge("batch", str(listing), "--judge", str(slow), "--db", url,
+                                   "--json"), capture_output=True, text=True, check=True,
+                           env={**os.environ, "RAY_AUTH_MODE": "disabled"})
+    second = yaml.safe_load(again.stdout)
+    assert second["skipped"] == len(done_first)
+    assert second["judged"] == 50 - len(done_first)
+    assert judgments(url, "fake-batch") == {p.name for p in fifty}
+
+
+@pytest.fixture(scope="module")
+def local_ray():
+    import ray
+
+    os.environ["RAY_AUTH_MODE"] = "disabled"
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    yield
+    ray.shutdown()
+
+
+def test_fake_batch_records_failures_and_goes_on(fifty, tmp_path, local_ray):
+    from judge.batch.run import run_batch
+    from judge.batch.sources import resolve_sources
+    from judge.ensemble.version import load_judge_version
+    from judge.ledgers.store import Ledger
+
+    broken = tmp_path / "broken"
+    shutil.copytree(fifty[0], broken)
+    data = bytearray((broken / "rollout.mcap").read_bytes())
+    data[999] ^= 0xFF
+    (broken / "rollout.mcap").write_bytes(bytes(data))
+    listing = tmp_path / "runs.txt"
+    listing.write_text("\n".join([*map(str, fifty), str(broken), str(tmp_path / "gone")]))
+    uris = resolve_sources(str(listing))
+    with Ledger.open(f"sqlite:///{tmp_path / 'l.db'}") as ledger:
+        s = run_batch(uris, load_judge_version(str(version_file(tmp_path))), ledger,
+                      max_in_flight=4, progress=False)
+        assert (s.total, s.judged, s.skipped, len(s.failed)) == (52, 50, 0, 2)
+        assert sorted(f["error"] for f in s.failed) == ["HashMismatchError", "ManifestError"]
+        j = ledger.get_judgment(fifty[3].name, "fake-batch")
+        # a: yes/no; b: yes/yes; c: yes/no -> attempt yes, success no; class tie 1-1: equal P
+        # (0.8 · 0.8 each) -> the name that sorts first
+        assert (j.attempt, j.success, j.failure_class) == (True, False, "grasp.miss")
+        assert j.attempt_confidence == pytest.approx(0.8)
+        assert j.success_confidence == pytest.approx(round((0.8 + 0.3 + 0.7) / 3, 6))
+        assert ledger.counts()["judgments"] == 50
+
+
+def test_tiny_models_batch_matches_single_call(fifty, tmp_path, local_ray, tiny_models):
+    from judge.batch.run import run_batch
+    from judge.ensemble.judge import Judge
+    from judge.ensemble.version import load_judge_version
+    from judge.ledgers.store import Ledger
+
+    uris = [str(p) for p in fifty]
+    with Ledger.open(f"sqlite:///{tmp_path / 'tiny.db'}") as ledger:
+        s = run_batch(uris, load_judge_version("tiny"), ledger, max_in_flight=4, progress=False)
+        assert (s.judged, len(s.failed)) == (50, 0)
+        stored = ledger.get_judgment(fifty[5].name, "tiny")
+    local = Judge("tiny").judge(uris[5])
+    assert stored.answers == local.answers
+    assert (stored.attempt, stored.success, stored.failure_class) == (
+        local.attempt, local.success, local.failure_class)

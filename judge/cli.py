@@ -114,6 +114,40 @@ def format_summary(s: dict) -> str:
     return "\n".join(lines)
 
 
+def _cmd_rejudge(args: argparse.Namespace) -> int:
+    from judge.batch.rejudge import rejudge
+    from judge.ensemble.version import load_judge_version
+    from judge.ledgers.store import Ledger
+
+    with Ledger.open(args.db) as ledger:
+        summary, diff = rejudge(ledger, args.from_version, load_judge_version(args.to_version),
+                                task_id=args.task, ray_address=args.ray_address,
+                                progress=not args.json)
+    out = {"batch": summary.as_dict(), "diff": diff.as_dict()}
+    _emit(out, args.json, lambda o: format_summary(o["batch"]) + "\n" + format_diff(
+        args.from_version, args.to_version, o["diff"]))
+    return 130 if summary.interrupted else 0
+
+
+def format_diff(a: str, b: str, d: dict) -> str:
+    def flips(f: dict) -> str:
+        return ", ".join(f"{k}: {v}" for k, v in sorted(f.items())) or "none"
+
+    lines = [f"{a} -> {b} on {d['runs']} runs",
+             f"  attempt flips: {flips(d['attempt_flips'])}",
+             f"  success flips: {flips(d['success_flips'])}",
+             f"  class changes: {d['class_changes']}"]
+    lines += [f"    {k}: {v}" for k, v in d["class_transitions"].items()]
+    if d["labelled"]:
+        ba, aa = d["agreement_before"], d["agreement_after"]
+        lines.append(f"  agreement with operator labels ({d['labelled']} runs): attempt "
+                     f"{ba['attempt']:.1%} -> {aa['attempt']:.1%}, success "
+                     f"{ba['success']:.1%} -> {aa['success']:.1%}")
+    else:
+        lines.append("  no operator labels for these runs")
+    return "\n".join(lines)
+
+
 def _cmd_build_tiny(args: argparse.Namespace) -> int:
     from models.tiny import build_tiny
 
@@ -182,6 +216,16 @@ def build_parser() -> argparse.ArgumentParser:
                    "failure and its error) to this JSON file")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=_cmd_batch)
+
+    p = sub.add_parser("rejudge", help="re-judge every run of version A with version B, and diff")
+    p.add_argument("--from", dest="from_version", required=True, metavar="VERSION_A")
+    p.add_argument("--to", dest="to_version", required=True, metavar="VERSION_B",
+                   help="judge version name or YAML file")
+    p.add_argument("--task", metavar="TASK_ID", help="only runs of this task")
+    p.add_argument("--ray-address", metavar="ADDR")
+    p.add_argument("--db", metavar="URL", help="ledger database URL (default: SQLite in ./data)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=_cmd_rejudge)
 
     models = sub.add_parser("models", help="model tools").add_subparsers(
         dest="models_command", required=True, metavar="COMMAND")

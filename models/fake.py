@@ -7,6 +7,8 @@
   (default 0.8) on it — on its family for ``failure_family`` and on the class for
   ``failure_class`` — and spreads the rest evenly.
 
+``options["when"]`` is a list of ``{"prompt_contains": TEXT, "script": {...}}`` rules: the
+first rule whose text appears in the prompt replaces the script (answers per task).
 ``options["delay_s"]`` sleeps that long per ``score`` call (to test backpressure and
 interruption). Every request received is kept in ``requests`` so tests can inspect prompts.
 """
@@ -30,6 +32,10 @@ class FakeBackend(Backend):
 
     def _answer(self, req: ScoreRequest) -> np.ndarray:
         script = self.spec.options.get("script", {})
+        for rule in self.spec.options.get("when", []):
+            if rule["prompt_contains"] in req.prompt:
+                script = rule["script"]
+                break
         if req.kind in ("attempt", "success"):
             if req.choices != ("yes", "no"):
                 raise ModelError(f"fake: {req.kind} expects choices ('yes', 'no')")

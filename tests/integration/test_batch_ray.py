@@ -131,3 +131,55 @@ def test_tiny_models_batch_matches_single_call(fifty, tmp_path, local_ray, tiny_
     assert stored.answers == local.answers
     assert (stored.attempt, stored.success, stored.failure_class) == (
         local.attempt, local.success, local.failure_class)
+
+
+def test_rejudge_v1_to_v2_exact_diff(fifty, tmp_path, local_ray):
+    import json
+    from datetime import UTC, datetime
+
+    from judge.batch.rejudge import RejudgeError, rejudge
+    from judge.batch.run import run_batch
+    from judge.ensemble.version import JudgeVersion
+    from judge.ledgers.records import Label
+    from judge.ledgers.store import Ledger
+
+    yes = {"attempt": 0.9, "success": 0.8}
+    v1 = JudgeVersion(name="fake-v1", models=[
+        {"name": n, "backend": "fake", "options": {"script": yes}} for n in "abc"])
+    mug = {"prompt_contains": "mug", "script": {"attempt": 0.9, "success": 0.2,
+                                                "failure_class": "grasp.slip"}}
+    v2 = JudgeVersion(name="fake-v2", models=[
+        {"name": n, "backend": "fake", "options": {"script": yes, "when": [mug]}}
+        for n in "abc"])
+    truth = {p.name: json.loads((p / "truth.json").read_text()) for p in fifty}
+    mugs = sum(t["task_id"] == "tabletop.pick_place.mug_022" for t in truth.values())
+    labelled = sorted(truth)[:10]
+    with Ledger.open(f"sqlite:///{tmp_path / 'r.db'}") as ledger:
+        run_batch([str(p) for p in fifty], v1, ledger, progress=False)
+        ledger.add_labels([Label(run_id=r, attempt=truth[r]["attempt"],
+                                 success=truth[r]["success"], labeled_by="op",
+                                 labeled_at=datetime(2026, 11, 1, tzinfo=UTC))
+                           for r in labelled])
+        summary, diff = rejudge(ledger, "fake-v1", v2, progress=False)
+        assert summary.judged == 50
+        assert ledger.counts()["judgments"] == 100  # both versions, nothing overwritten
+        assert ledger.get_judgment(fifty[0].name, "fake-v1").success is True
+        with pytest.raises(RejudgeError, match="both 'fake-v1'"):
+            rejudge(ledger, "fake-v1", v1)
+        with pytest.raises(RejudgeError, match=r"no run was judged by 'v9' \(versions in the "
+                                               r"ledger: fake-v1, fake-v2\)"):
+            rejudge(ledger, "v9", v2)
+    assert 0 < mugs < 50
+    assert diff.runs == 50
+    assert diff.success_flips == {"true->false": mugs}
+    assert diff.attempt_flips == {}
+    assert diff.class_transitions == {"-->grasp.slip": mugs} and diff.class_changes == mugs
+    lab = [truth[r] for r in labelled]
+    mug_lab = [t for t in lab if t["task_id"] == "tabletop.pick_place.mug_022"]
+    assert diff.labelled == 10
+    assert diff.agreement_before == {"attempt": sum(t["attempt"] for t in lab) / 10,
+                                     "success": sum(t["success"] for t in lab) / 10}
+    after_success = (sum(t["success"] for t in lab if t not in mug_lab)
+                     + sum(not t["success"] for t in mug_lab)) / 10
+    assert diff.agreement_after == {"attempt": sum(t["attempt"] for t in lab) / 10,
+                                    "success": after_success}

@@ -148,6 +148,27 @@ def format_diff(a: str, b: str, d: dict) -> str:
     return "\n".join(lines)
 
 
+def _cmd_calibrate(args: argparse.Namespace) -> int:
+    from judge.batch.calibrate import calibrate_version, write_version
+    from judge.ensemble.version import load_judge_version
+    from judge.ledgers.store import Ledger
+
+    with Ledger.open(args.db) as ledger:
+        new, report = calibrate_version(ledger, load_judge_version(args.judge), args.out,
+                                        holdout=args.holdout)
+    report["written"] = str(write_version(new, args.config))
+
+    def text(r: dict) -> str:
+        b, a = r["before"], r["after"]
+        return (f"{r['from']} -> {r['to']}: fitted on {r['train_runs']} labelled runs; "
+                f"held-out tasks {', '.join(r['held_out_tasks'])} ({b['n']} runs)\n"
+                f"  success accuracy {b['accuracy']} -> {a['accuracy']}, ECE {b['ece']} -> "
+                f"{a['ece']}, ROC-AUC {b['roc_auc']} -> {a['roc_auc']}\n  wrote {r['written']}")
+
+    _emit(report, args.json, text)
+    return 0
+
+
 def _cmd_build_tiny(args: argparse.Namespace) -> int:
     from models.tiny import build_tiny
 
@@ -226,6 +247,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--db", metavar="URL", help="ledger database URL (default: SQLite in ./data)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=_cmd_rejudge)
+
+    p = sub.add_parser("calibrate", help="fit per-model Platt scaling on operator labels")
+    p.add_argument("--judge", required=True, metavar="VERSION")
+    p.add_argument("--out", required=True, metavar="NEW_VERSION", help="name of the new version")
+    p.add_argument("--config", metavar="FILE", help="where to write it (default "
+                   "configs/judges/NEW_VERSION.yaml)")
+    p.add_argument("--holdout", type=float, default=0.3, help="share of tasks held out")
+    p.add_argument("--db", metavar="URL", help="ledger database URL (default: SQLite in ./data)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=_cmd_calibrate)
 
     models = sub.add_parser("models", help="model tools").add_subparsers(
         dest="models_command", required=True, metavar="COMMAND")

@@ -23,10 +23,19 @@ $(MODELS)/tiny/llava/config.json: | $(VENV)/.installed
 	$(VENV)/bin/rcjudge models build-tiny --out $(MODELS)/tiny
 
 demo: $(VENV)/.installed $(MODELS)/tiny/llava/config.json
-	$(VENV)/bin/rcjudge synth --n 6 --out $(OUT)/bundles --seed 0
+	$(VENV)/bin/rcjudge synth --n 12 --out $(OUT)/bundles --seed 0
 	$(VENV)/bin/rcjudge inspect $(OUT)/bundles/synth-0000-0000
 	@echo "tiny judge: three random-weight VLMs on CPU; verdicts show the plumbing, not truth"
-	$(VENV)/bin/rcjudge judge $(OUT)/bundles/*/ --judge tiny
+	RAY_AUTH_MODE=disabled $(VENV)/bin/rcjudge batch $(OUT)/bundles --judge tiny \
+		--db sqlite:///$(OUT)/ledger.db --report $(OUT)/batch-report.json
+	@echo "single calls, in this process:"
+	$(VENV)/bin/rcjudge judge $(OUT)/bundles/synth-0000-000[0-3]/ --judge tiny
+	$(VENV)/bin/rcjudge export evaluation-run --judge tiny --out $(OUT)/evaluation_run \
+		--db sqlite:///$(OUT)/ledger.db
+	$(VENV)/bin/rcjudge verdict --evaluation-run $(OUT)/evaluation_run/judge_version=tiny/part-0.parquet \
+		--task-spec configs/examples/task_spec.csv --dataset-index configs/examples/dataset_index.csv \
+		--artifact scripted-expert@1.0.0 --out $(OUT)/cards.json --html $(OUT)/screen.html
+	@echo "screen: $(OUT)/screen.html   (serve it: $(VENV)/bin/rcjudge serve --help)"
 
 lint: $(VENV)/.installed-dev
 	$(VENV)/bin/ruff check .
@@ -37,6 +46,9 @@ test: lint
 bench: $(VENV)/.installed
 	$(PY) -m bench.frames
 	$(PY) -m bench.intake
+	$(PY) -m bench.contacts_eval --n 50
+	$(PY) -m bench.throughput
+	$(PY) -m bench.verdict_bench
 
 clean:
 	rm -rf $(VENV) $(OUT) .pytest_cache .ruff_cache

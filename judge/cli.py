@@ -107,7 +107,8 @@ def format_summary(s: dict) -> str:
     lines = [f"judge {s['judge_version']}: {s['judged']} judged, {s['skipped']} skipped "
              f"(already judged), {s['failed']} failed of {s['total']}"
              + (" — INTERRUPTED" if s["interrupted"] else ""),
-             f"{s['seconds']} s, {s['bundles_per_minute']} bundles/min, "
+             f"{s['seconds']} s (+{s['startup_s']} s loading models), "
+             f"{s['bundles_per_minute']} bundles/min, "
              f"estimated cost ${s['cost_usd']:.6f}"]
     lines += [f"  failed {f['uri']}: {f['error']}: {f['message'].splitlines()[0]}"
               for f in s["failures"]]

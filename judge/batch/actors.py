@@ -52,6 +52,10 @@ class ModelActor:
         self.backend = create_backend(entry.spec())
         self.backend.load()
 
+    def ready(self) -> str:
+        """Returns once the model is loaded (the constructor has run)."""
+        return self.backend.spec.name
+
     def score(self, requests: list[ScoreRequest]) -> list:
         return self.backend.score(requests)
 

@@ -41,6 +41,7 @@ class BatchSummary:
     skipped: int = 0
     failed: list[dict] = field(default_factory=list)
     seconds: float = 0.0
+    startup_s: float = 0.0
     cost_usd: float = 0.0
     interrupted: bool = False
 
@@ -52,6 +53,7 @@ class BatchSummary:
         return {"judge_version": self.judge_version, "total": self.total,
                 "judged": self.judged, "skipped": self.skipped, "failed": len(self.failed),
                 "failures": self.failed, "seconds": round(self.seconds, 2),
+                "startup_s": round(self.startup_s, 2),
                 "bundles_per_minute": round(self.per_minute, 1),
                 "cost_usd": round(self.cost_usd, 6), "interrupted": self.interrupted}
 
@@ -117,6 +119,9 @@ def run_batch(uris: list[str], version: JudgeVersion, ledger: Ledger,
     share = max(0.1, min(1.0, cpus / (2 * (n_prep + 3))))
     preps = [PrepareActor.options(num_cpus=share).remote(version) for _ in range(n_prep)]
     models = [model_actor(m, share) for m in version.models]
+    t_start = time.perf_counter()
+    ray.get([m.ready.remote() for m in models])  # models loaded: judging starts now
+    summary.startup_s = time.perf_counter() - t_start
     judge = Judge(version, load=False)
     pending: dict[Any, tuple[str, _Work, int]] = {}
     in_flight, next_prep = 0, 0

@@ -18,8 +18,9 @@ from pathlib import Path
 
 from models.base import ModelError
 
-TEXT = dict(hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
-            num_key_value_heads=2, max_position_embeddings=4096, rms_norm_eps=1e-6)
+# Text attention heads of 32 dims: vLLM's CPU attention supports head sizes 32, 64, 80, … only.
+TEXT = dict(hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=2,
+            num_key_value_heads=1, max_position_embeddings=4096, rms_norm_eps=1e-6)
 ARCHITECTURES = ("gemma3", "idefics3", "llava")
 SPECIAL = {
     "gemma3": ["<start_of_image>", "<image_soft_token>", "<end_of_image>"],
@@ -59,10 +60,14 @@ class TinyModel:
 
 EXTRA_TOKENS = {"gemma3": {"boi_token": "<start_of_image>", "image_token": "<image_soft_token>",
                            "eoi_token": "<end_of_image>"}}
+# Real Gemma 3 tokenizers have runs of 1-4 newlines as single tokens; vLLM's Gemma 3 prompt
+# processing looks them up by text (it merges the "\n\n" it inserts around each image).
+EXTRA_WORDS = {"gemma3": ["\n", "\n\n", "\n\n\n", "\n\n\n\n"]}
 
 
-def build_tokenizer(special: list[str], extra: dict[str, str] | None = None):
-    """A ~400-token byte-level BPE with single tokens for yes/no, letters and ``special``."""
+def build_tokenizer(special: list[str], extra: dict[str, str] | None = None,
+                    words: list[str] | None = None):
+    """A ~400-token byte-level BPE with single tokens for yes/no, ``words`` and ``special``."""
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import PreTrainedTokenizerFast
 
@@ -74,7 +79,7 @@ def build_tokenizer(special: list[str], extra: dict[str, str] | None = None):
     tok.train_from_iterator(CORPUS * 20, trainer=trainer)
     fast = PreTrainedTokenizerFast(tokenizer_object=tok, pad_token="<pad>", bos_token="<s>",
                                    eos_token="</s>", extra_special_tokens=extra or {})
-    fast.add_tokens(["yes", "no"])
+    fast.add_tokens(["yes", "no", *(words or [])])
     fast.add_special_tokens({"additional_special_tokens": special})
     return fast
 
@@ -85,7 +90,7 @@ def _gemma3(tok):
 
     ids = {t: tok.convert_tokens_to_ids(t) for t in SPECIAL["gemma3"]}
     cfg = Gemma3Config(
-        text_config=dict(TEXT, head_dim=16, vocab_size=len(tok), sliding_window=512),
+        text_config=dict(TEXT, head_dim=32, vocab_size=len(tok), sliding_window=512),
         vision_config=dict(hidden_size=32, intermediate_size=64, num_hidden_layers=2,
                            num_attention_heads=2, image_size=64, patch_size=16),
         mm_tokens_per_image=4, boi_token_index=ids["<start_of_image>"],
@@ -152,11 +157,14 @@ def build_tiny(out: str | Path, seed: int = 0) -> list[TinyModel]:
     built = []
     for i, arch in enumerate(ARCHITECTURES):
         torch.manual_seed(seed * 100 + i)
-        model, proc = BUILDERS[arch](build_tokenizer(SPECIAL[arch], EXTRA_TOKENS.get(arch)))
+        model, proc = BUILDERS[arch](build_tokenizer(SPECIAL[arch], EXTRA_TOKENS.get(arch),
+                                                     EXTRA_WORDS.get(arch)))
         model.eval()
         path = out / arch
         model.save_pretrained(path)
         proc.save_pretrained(path)
+        if arch in ("gemma3", "llava"):
+            _hub_vision_names(path)
         _check_reload(model, path)
         size = sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
         if size >= 5 * 2**20:
@@ -164,6 +172,23 @@ def build_tiny(out: str | Path, seed: int = 0) -> list[TinyModel]:
         built.append(TinyModel(arch, path, type(model).__name__, size,
                                sum(p.numel() for p in model.parameters())))
     return built
+
+
+def _hub_vision_names(path: Path) -> None:
+    """Rename ``vision_tower.*`` weights to the hub's ``vision_tower.vision_model.*``.
+
+    transformers 5.x saves LLaVA's CLIP and Gemma 3's SigLIP towers without the
+    ``vision_model`` level, while checkpoints on the hub (and vLLM's loader) keep it;
+    transformers loads both, and ``_check_reload`` proves nothing was lost.
+    """
+    from safetensors.torch import load_file, save_file
+
+    file = path / "model.safetensors"
+    weights = load_file(file)
+    renamed = {("vision_tower.vision_model." + k[len("vision_tower."):]
+                if k.startswith("vision_tower.") and not k.startswith("vision_tower.vision_model.")
+                else k): v for k, v in weights.items()}
+    save_file(renamed, file, metadata={"format": "pt"})
 
 
 def _check_reload(model, path: Path) -> None:

@@ -66,7 +66,8 @@ def main() -> None:
         ray.shutdown()
     result = {"bundles": args.n, "cpus": os.cpu_count(),
               "sequential_s": round(t_seq, 2), "ray_s": round(t_ray, 2),
-              "ray_init_s": round(t_init, 2),
+              "ray_init_s": round(t_init, 2), "ray_model_startup_s": round(summary.startup_s, 2),
+              "ray_judging_s": round(summary.seconds, 2),
               "sequential_per_min": round(60 * args.n / t_seq, 1),
               "ray_per_min": round(60 * summary.judged / t_ray, 1),
               "ray_per_min_after_startup": round(summary.per_minute, 1),

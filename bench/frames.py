@@ -36,9 +36,9 @@ CONFIG = SynthConfig(seed=11, duration_s=30.0, width=640, height=480, fps=30, go
                      sensor_noise=4.0, outcome="grasp.slip")
 
 
-def bench_bundle(cfg: SynthConfig = CONFIG) -> Path:
-    """The benchmark bundle, generated once and cached under ``bench-out/``."""
-    folder = CACHE / f"frames-{cfg.width}x{cfg.height}-{cfg.fps}fps-{cfg.duration_s:g}s"
+def cached_bundle(kind: str, cfg: SynthConfig) -> Path:
+    """A benchmark bundle, generated once and cached under ``bench-out/``."""
+    folder = CACHE / f"{kind}-{cfg.width}x{cfg.height}-{cfg.fps}fps-{cfg.duration_s:g}s"
     if not (folder / "manifest.json").exists():
         made = write_bundle(folder.parent / (folder.name + ".tmp"), cfg, 0)
         made.rename(folder)
@@ -75,7 +75,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
-    folder = bench_bundle()
+    folder = cached_bundle("frames", CONFIG)
     bundle = intake(str(folder))
     t_read, streams = timed(lambda: load_streams(bundle), args.repeats)
     _, targets = plan_targets(streams)

@@ -14,21 +14,12 @@ import hashlib
 import json
 from pathlib import Path
 
-from bench.frames import CACHE, timed
-from bench.synth import SynthConfig, write_bundle
+from bench.frames import cached_bundle, timed
+from bench.synth import SynthConfig
 from judge.bundle.intake import intake
 
 CONFIG = SynthConfig(seed=12, duration_s=110.0, width=640, height=480, fps=30, gop_s=0.5,
                      sensor_noise=4.0, outcome="success")
-
-
-def intake_bundle(cfg: SynthConfig = CONFIG) -> Path:
-    folder = CACHE / f"intake-{cfg.width}x{cfg.height}-{cfg.duration_s:g}s"
-    if not (folder / "manifest.json").exists():
-        made = write_bundle(folder.parent / (folder.name + ".tmp"), cfg, 0)
-        made.rename(folder)
-        made.parent.rmdir()
-    return folder
 
 
 def digest_all(folder: Path, names: list[str]) -> list[str]:
@@ -44,7 +35,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=15)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
-    folder = intake_bundle()
+    folder = cached_bundle("intake", CONFIG)
     bundle = intake(str(folder))
     names = [f.path for f in bundle.manifest.files]
     size = sum(f.size for f in bundle.manifest.files)

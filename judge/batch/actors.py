@@ -15,7 +15,7 @@ import ray
 from judge.ensemble.judge import Prepared, prepare
 from judge.ensemble.version import JudgeVersion, ModelEntry
 from judge.errors import JudgeError
-from models.base import ScoreRequest
+from models.base import BackendSpec, ScoreRequest
 from models.registry import create_backend
 
 
@@ -48,8 +48,8 @@ class PrepareActor:
 class ModelActor:
     """One loaded model; answers batches of closed questions."""
 
-    def __init__(self, entry: ModelEntry) -> None:
-        self.backend = create_backend(entry.spec())
+    def __init__(self, spec: BackendSpec) -> None:
+        self.backend = create_backend(spec)
         self.backend.load()
 
     def ready(self) -> str:
@@ -64,7 +64,13 @@ class ModelActor:
 
 
 def model_actor(entry: ModelEntry, cpu_share: float):
-    """A ModelActor with the entry's resources (a GPU share on CUDA, else a CPU share)."""
+    """A ModelActor with the entry's resources (a GPU share on CUDA, else a CPU share).
+
+    The model path is resolved here, in the driver (``{models_dir}`` from the driver's
+    ``RCJUDGE_MODELS``): worker processes do not see environment changes made after
+    ``ray.init``.
+    """
+    spec = entry.spec()
     if entry.device.startswith("cuda"):
-        return ModelActor.options(num_gpus=entry.gpu_share, num_cpus=cpu_share).remote(entry)
-    return ModelActor.options(num_cpus=cpu_share).remote(entry)
+        return ModelActor.options(num_gpus=entry.gpu_share, num_cpus=cpu_share).remote(spec)
+    return ModelActor.options(num_cpus=cpu_share).remote(spec)

@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from judge.errors import ConfigError
+from judge.errors import ConfigError, describe_validation
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -38,10 +38,7 @@ def load_model(model: type[M], data: Any, source: str) -> M:
     try:
         return model.model_validate(data)
     except ValidationError as exc:
-        errs = "; ".join(
-            f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors()
-        )
-        raise ConfigError(f"{source}: {errs}") from None
+        raise ConfigError(f"{source}: {describe_validation(exc)}") from None
 
 
 class _Config(BaseModel):

@@ -11,6 +11,12 @@ class JudgeError(Exception):
     """Root of every error rcjudge raises on purpose."""
 
 
+def describe_validation(exc) -> str:
+    """A pydantic ValidationError as one line: ``field.path: message; …``."""
+    return "; ".join(f"{'.'.join(str(p) for p in e['loc']) or '<root>'}: {e['msg']}"
+                     for e in exc.errors())
+
+
 class ConfigError(JudgeError, ValueError):
     """A config file under ``configs/`` is missing or invalid."""
 

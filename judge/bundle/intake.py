@@ -19,7 +19,13 @@ from pydantic import ValidationError
 from judge.api.protocol import Attribution
 from judge.bundle.manifest import Manifest, bundle_hash, read_manifest, sha256_file
 from judge.config import attribution_fields
-from judge.errors import AttributionError, BundleError, HashMismatchError, ManifestError
+from judge.errors import (
+    AttributionError,
+    BundleError,
+    HashMismatchError,
+    ManifestError,
+    describe_validation,
+)
 
 ATTRIBUTION_FILE = "attribution.json"
 SIDECAR_DIR = "cameras"
@@ -66,8 +72,7 @@ def validate_attribution(data: Any, source: str = "request") -> Attribution:
     try:
         return Attribution.model_validate(fields)
     except ValidationError as exc:
-        errs = "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors())
-        raise BundleError(f"{source}: invalid attribution: {errs}") from None
+        raise BundleError(f"{source}: invalid attribution: {describe_validation(exc)}") from None
 
 
 def verify_files(fs: fsspec.AbstractFileSystem, root: str, manifest: Manifest) -> None:

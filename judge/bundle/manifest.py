@@ -19,7 +19,7 @@ from typing import Any, Literal
 import fsspec
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from judge.errors import ManifestError
+from judge.errors import ManifestError, describe_validation
 
 MANIFEST = "manifest.json"
 FORMAT = "rcjudge.bundle"
@@ -107,10 +107,7 @@ def read_manifest(fs: fsspec.AbstractFileSystem, root: str) -> Manifest:
     try:
         return Manifest.model_validate(raw)
     except ValidationError as exc:
-        errs = "; ".join(
-            f"{'.'.join(str(p) for p in e['loc']) or '<root>'}: {e['msg']}" for e in exc.errors()
-        )
-        raise ManifestError(f"{path}: {errs}") from None
+        raise ManifestError(f"{path}: {describe_validation(exc)}") from None
 
 
 def write_manifest(root: str | Path, paths: list[str]) -> Manifest:

@@ -30,6 +30,7 @@ from judge.ensemble.vote import ModelVote
 from judge.ledgers.errors import LedgerError
 from judge.ledgers.records import Run
 from judge.ledgers.store import Ledger
+from models.base import ScoreRequest
 
 
 @dataclass
@@ -69,7 +70,8 @@ class _Work:
     votes: list[ModelVote] | None = None
     asked_at: float = 0.0
     waiting: int = 0
-    family: dict = field(default_factory=dict)
+    family_req: ScoreRequest | None = None  # the same family question for every model
+    classes: dict = field(default_factory=dict)  # model index -> (P(family), class request)
 
 
 class Progress:
@@ -181,20 +183,18 @@ def run_batch(uris: list[str], version: JudgeVersion, ledger: Ledger,
                     work.votes = judge.initial_votes(work.raw)
                     ask = judge.needs_class(work.votes)
                     work.waiting = len(ask)
+                    if ask:
+                        work.family_req = judge.family(work.prepared)
                     for j in ask:
-                        req = judge.family(work.prepared)
-                        work.family[j] = req
-                        pending[models[j].score.remote([req])] = ("family", work, j)
+                        pending[models[j].score.remote([work.family_req])] = ("family", work, j)
                     if not ask:
                         write(work)
             elif stage == "family":
-                fam_req = work.family[i]
-                work.family[i] = (fam_req, result[0])
-                cls_req = judge.klass(work.prepared, fam_req, result[0])
-                work.family[i] = (result[0], cls_req)
+                cls_req = judge.klass(work.prepared, work.family_req, result[0])
+                work.classes[i] = (result[0], cls_req)
                 pending[models[i].score.remote([cls_req])] = ("class", work, i)
             else:
-                fam_p, cls_req = work.family[i]
+                fam_p, cls_req = work.classes[i]
                 work.votes[i] = judge.with_class(work.votes[i], fam_p, cls_req, result[0])
                 work.waiting -= 1
                 if work.waiting == 0:

@@ -157,10 +157,12 @@ class Judge:
     # --- in this process ---------------------------------------------------------------
     def ask(self, p: Prepared) -> tuple[list[ModelVote], list]:
         """All questions to the three local backends."""
-        raw = [b.score(self.yes_no(p)) for b in self.backends]
+        questions = self.yes_no(p)
+        raw = [b.score(questions) for b in self.backends]
         votes = self.initial_votes(raw)
-        for i in self.needs_class(votes):
-            fam_req = self.family(p)
+        failing = self.needs_class(votes)
+        fam_req = self.family(p) if failing else None
+        for i in failing:
             fam_p = self.backends[i].score([fam_req])[0]
             cls_req = self.klass(p, fam_req, fam_p)
             cls_p = self.backends[i].score([cls_req])[0]

@@ -16,8 +16,9 @@ $(VENV)/.installed-dev: $(VENV)/.installed pyproject.toml
 	$(PIP) install -e '.[dev]'
 	touch $@
 
-MODELS ?= data/models
-export RCJUDGE_MODELS := $(MODELS)
+# Where the tiny judge finds its models ({models_dir}: $RCJUDGE_MODELS, else $RCJUDGE_HOME/models,
+# default ~/.local/share/rcjudge/models). rcjudge.home needs only the standard library.
+MODELS := $(shell PYTHONPATH=. $(PYTHON) -c 'from rcjudge.home import models_dir; print(models_dir())')
 
 $(MODELS)/tiny/llava/config.json: models/tiny.py | $(VENV)/.installed
 	$(VENV)/bin/rcjudge models build-tiny --out $(MODELS)/tiny

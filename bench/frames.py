@@ -28,8 +28,9 @@ import numpy as np
 
 from bench.synth import SynthConfig, write_bundle
 from judge.bundle.decode import decode_frames, load_streams, nearest_frames
-from judge.bundle.inspect import plan_targets
 from judge.bundle.intake import intake
+from judge.bundle.sample import plan_targets
+from judge.config import sampling_config
 
 CACHE = Path("bench-out")
 CONFIG = SynthConfig(seed=11, duration_s=30.0, width=640, height=480, fps=30, gop_s=0.5,
@@ -78,7 +79,7 @@ def main() -> None:
     folder = cached_bundle("frames", CONFIG)
     bundle = intake(str(folder))
     t_read, streams = timed(lambda: load_streams(bundle), args.repeats)
-    _, targets = plan_targets(streams)
+    _, targets = plan_targets(streams, sampling_config())
     videos = streams.videos
     t_ours, frames = timed(lambda: decode_frames(videos, targets), args.repeats)
     t_naive, ref = timed(lambda: naive(videos, targets, True), max(3, args.repeats // 2))

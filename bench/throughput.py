@@ -35,10 +35,11 @@ def main() -> None:
     from judge.ledgers.records import Run
     from judge.ledgers.store import Ledger
     from models.tiny import build_tiny
+    from rcjudge.home import models_dir
 
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
-        if not Path(os.environ.get("RCJUDGE_MODELS", "data/models"), "tiny/llava").exists():
+        if not (models_dir() / "tiny" / "llava").exists():
             os.environ["RCJUDGE_MODELS"] = str(tmp / "models")
             build_tiny(tmp / "models" / "tiny")
         bundles = [str(p) for p in write_synthetic_set(tmp / "b", args.n, SynthConfig(seed=21))]

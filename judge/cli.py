@@ -1,8 +1,7 @@
-"""`rcjudge`: the one command-line entry point, with subcommands.
+"""Subcommands of the judging pipeline (``rcjudge inspect|bundle|judge|batch|rejudge|…``).
 
-Each subcommand is a thin wrapper over a library function. Errors raised on
-purpose (:class:`judge.errors.JudgeError`) print as one line and exit 2; pass
-``--debug`` for the traceback.
+Each one is a thin wrapper over a library function; :mod:`rcjudge.cli` builds the
+parser and turns errors into one line.
 """
 
 from __future__ import annotations
@@ -10,25 +9,16 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from judge.errors import JudgeError
+from judge.ledgers.cli import DB_HELP
 
 
 def _emit(obj: Any, as_json: bool, text: Callable[[Any], str]) -> None:
     print(json.dumps(obj, indent=2, ensure_ascii=False) if as_json else text(obj))
-
-
-def _cmd_synth(args: argparse.Namespace) -> int:
-    from bench.synth import SynthConfig, write_synthetic_set
-
-    cfg = SynthConfig(seed=args.seed, duration_s=args.duration, width=args.width,
-                      height=args.height, fps=args.fps)
-    paths = write_synthetic_set(args.out, n=args.n, config=cfg, progress=not args.json)
-    _emit([str(p) for p in paths], args.json, lambda ps: "\n".join(ps))
-    return 0
 
 
 def _cmd_inspect(args: argparse.Namespace) -> int:
@@ -172,8 +162,9 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
 
 def _cmd_build_tiny(args: argparse.Namespace) -> int:
     from models.tiny import build_tiny
+    from rcjudge.home import models_dir
 
-    built = build_tiny(args.out, seed=args.seed)
+    built = build_tiny(args.out or models_dir() / "tiny", seed=args.seed)
     rows = [{"name": m.name, "path": str(m.path), "architecture": m.architecture,
              "bytes": m.bytes, "parameters": m.parameters} for m in built]
     _emit(rows, args.json, lambda rs: "\n".join(
@@ -189,22 +180,8 @@ def _cmd_models_list(args: argparse.Namespace) -> int:
     return 0
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="rcjudge", description=__doc__.splitlines()[0])
-    parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-
-    p = sub.add_parser("synth", help="write synthetic rollout bundles with ground truth")
-    p.add_argument("--n", type=int, default=4, help="number of bundles")
-    p.add_argument("--out", required=True, help="output folder")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--duration", type=float, default=6.0, help="seconds per rollout")
-    p.add_argument("--width", type=int, default=160)
-    p.add_argument("--height", type=int, default=120)
-    p.add_argument("--fps", type=int, default=15)
-    p.add_argument("--json", action="store_true")
-    p.set_defaults(func=_cmd_synth)
-
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add the judging pipeline's subcommands to the `rcjudge` parser."""
     p = sub.add_parser("inspect", help="channels, fps, contacts and sampled timestamps of a bundle")
     p.add_argument("bundle", help="bundle folder or fsspec URI")
     p.add_argument("--json", action="store_true")
@@ -231,7 +208,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("source", help="a folder of bundles, a glob, or a list file of bundle URIs")
     p.add_argument("--judge", required=True, metavar="VERSION", help="judge version")
     p.add_argument("--ray-address", metavar="ADDR", help="join this Ray cluster (default: local)")
-    p.add_argument("--db", metavar="URL", help="ledger database URL (default: SQLite in ./data)")
+    p.add_argument("--db", metavar="URL", help=DB_HELP)
     p.add_argument("--max-in-flight", type=int, default=8, metavar="N",
                    help="bundles between submission and ledger write (backpressure)")
     p.add_argument("--report", metavar="FILE", help="also write the summary (with every "
@@ -245,7 +222,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="judge version name or YAML file")
     p.add_argument("--task", metavar="TASK_ID", help="only runs of this task")
     p.add_argument("--ray-address", metavar="ADDR")
-    p.add_argument("--db", metavar="URL", help="ledger database URL (default: SQLite in ./data)")
+    p.add_argument("--db", metavar="URL", help=DB_HELP)
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=_cmd_rejudge)
 
@@ -255,47 +232,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--config", metavar="FILE", help="where to write it (default "
                    "configs/judges/NEW_VERSION.yaml)")
     p.add_argument("--holdout", type=float, default=0.3, help="share of tasks held out")
-    p.add_argument("--db", metavar="URL", help="ledger database URL (default: SQLite in ./data)")
+    p.add_argument("--db", metavar="URL", help=DB_HELP)
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=_cmd_calibrate)
 
     models = sub.add_parser("models", help="model tools").add_subparsers(
         dest="models_command", required=True, metavar="COMMAND")
     p = models.add_parser("build-tiny", help="build three tiny random-weight VLMs offline")
-    p.add_argument("--out", required=True, help="output folder")
+    p.add_argument("--out", help="output folder (default {models_dir}/tiny, where the tiny "
+                   "judge looks: $RCJUDGE_MODELS or $RCJUDGE_HOME/models)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=_cmd_build_tiny)
     p = models.add_parser("list", help="registered backends")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=_cmd_models_list)
-
-    _register_optional(sub)
-    return parser
-
-
-def _register_optional(sub: argparse._SubParsersAction) -> None:
-    """Subcommands owned by other packages register themselves here."""
-    from judge.ledgers.cli import register as register_ledgers
-    from verdict.cli import register as register_verdict
-
-    register_verdict(sub)
-    register_ledgers(sub)
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    try:
-        return int(args.func(args) or 0)
-    except JudgeError as exc:
-        if args.debug:
-            raise
-        print(f"rcjudge: error: {exc}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print("rcjudge: interrupted", file=sys.stderr)
-        return 130
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -14,7 +14,8 @@ from typing import Any, TypeVar
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from judge.errors import ConfigError, describe_validation
+from judge.errors import ConfigError
+from rcjudge.errors import describe_validation
 
 M = TypeVar("M", bound=BaseModel)
 

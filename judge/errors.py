@@ -1,20 +1,17 @@
-"""The project's exception tree: one root, subclasses that also inherit a built-in.
+"""Errors of the judging pipeline, under the project root :class:`rcjudge.errors.RcjudgeError`.
 
-Every message names the file/field, the bad value and what was expected, so a
-person can fix the input without reading a traceback.
+Subclasses also inherit a built-in (``BundleError(JudgeError, ValueError)``). Every
+message names the file/field, the bad value and what was expected, so a person can fix
+the input without reading a traceback.
 """
 
 from __future__ import annotations
 
-
-class JudgeError(Exception):
-    """Root of every error rcjudge raises on purpose."""
+from rcjudge.errors import RcjudgeError
 
 
-def describe_validation(exc) -> str:
-    """A pydantic ValidationError as one line: ``field.path: message; …``."""
-    return "; ".join(f"{'.'.join(str(p) for p in e['loc']) or '<root>'}: {e['msg']}"
-                     for e in exc.errors())
+class JudgeError(RcjudgeError):
+    """Root of the errors of the judging pipeline (``judge/``)."""
 
 
 class ConfigError(JudgeError, ValueError):

@@ -14,10 +14,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from judge.errors import JudgeError
+from rcjudge.errors import RcjudgeError
 
 
-class ModelError(JudgeError, ValueError):
+class ModelError(RcjudgeError, ValueError):
     """A model cannot be loaded or cannot answer as asked."""
 
 

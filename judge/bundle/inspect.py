@@ -10,28 +10,17 @@ from typing import Any
 
 import numpy as np
 
-from judge.bundle.contacts import detect_contacts
-from judge.bundle.decode import Streams, load_streams
+from judge.bundle.decode import load_streams
 from judge.bundle.intake import intake
-from judge.bundle.sample import sample_timestamps
+from judge.bundle.sample import plan_targets
 from judge.config import sampling_config
-
-
-def plan_targets(streams: Streams) -> tuple[list, np.ndarray]:
-    """Contacts and target timestamps of a bundle (shared by inspect and judging)."""
-    cfg = sampling_config()
-    contacts = detect_contacts(streams.signals, cfg.contacts)
-    ref = streams.videos[sorted(streams.videos)[0]]
-    targets = sample_timestamps(float(ref.t[0]), float(ref.t[-1]), [c.t for c in contacts],
-                                cfg.sample, frame_times=ref.t, keyframe_times=ref.t[ref.keyframe])
-    return contacts, targets
 
 
 def inspect_bundle(uri: str) -> dict[str, Any]:
     """A JSON-ready report of the bundle at ``uri``."""
     bundle = intake(uri)
     streams = load_streams(bundle)
-    contacts, targets = plan_targets(streams)
+    contacts, targets = plan_targets(streams, sampling_config())
     duration = streams.duration_s
     cameras = {}
     for name, v in sorted(streams.videos.items()):

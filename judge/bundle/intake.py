@@ -24,8 +24,8 @@ from judge.errors import (
     BundleError,
     HashMismatchError,
     ManifestError,
-    describe_validation,
 )
+from rcjudge.errors import describe_validation
 
 ATTRIBUTION_FILE = "attribution.json"
 SIDECAR_DIR = "cameras"

@@ -19,7 +19,8 @@ from typing import Any, Literal
 import fsspec
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from judge.errors import ManifestError, describe_validation
+from judge.errors import ManifestError
+from rcjudge.errors import describe_validation
 
 MANIFEST = "manifest.json"
 FORMAT = "rcjudge.bundle"

@@ -9,10 +9,15 @@ keyframes, so each costs one decoded picture instead of a walk through a GOP.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from judge.config import SampleConfig
+from judge.bundle.contacts import ContactEvent, detect_contacts
+from judge.config import SampleConfig, SamplingConfig
+
+if TYPE_CHECKING:  # decode imports av; sampling never needs it
+    from judge.bundle.decode import Streams
 
 
 def _snap(times: np.ndarray, grid: np.ndarray | None) -> np.ndarray:
@@ -73,3 +78,15 @@ def sample_timestamps(start: float, end: float, contacts: Sequence[float],
                 break
             chosen.append(float(grid[best]))
     return np.array(sorted(chosen), dtype=np.float64)
+
+
+def plan_targets(streams: Streams, cfg: SamplingConfig) -> tuple[list[ContactEvent], np.ndarray]:
+    """Contacts and target timestamps of a bundle's streams (judging and ``inspect`` alike).
+
+    The first camera (by name) gives the frame and keyframe times to snap to.
+    """
+    contacts = detect_contacts(streams.signals, cfg.contacts)
+    ref = streams.videos[sorted(streams.videos)[0]]
+    targets = sample_timestamps(float(ref.t[0]), float(ref.t[-1]), [c.t for c in contacts],
+                                cfg.sample, frame_times=ref.t, keyframe_times=ref.t[ref.keyframe])
+    return contacts, targets

@@ -20,8 +20,8 @@ import numpy as np
 from judge.api.protocol import Attribution
 from judge.bundle.cycle import cycle_time
 from judge.bundle.decode import decode_frames, load_streams
-from judge.bundle.inspect import plan_targets
 from judge.bundle.intake import intake
+from judge.bundle.sample import plan_targets
 from judge.config import configs_dir, load_yaml
 from judge.ensemble.judgment import Cost, Judgment, ModelAnswer, StageTimings
 from judge.ensemble.prompts import (
@@ -68,7 +68,7 @@ def prepare(uri: str, version: JudgeVersion, request: dict[str, Any] | None = No
     instruction = instruction_for(bundle.attribution.task.id)
     t1 = time.perf_counter()
     streams = load_streams(bundle)
-    _, targets = plan_targets(streams)
+    _, targets = plan_targets(streams, version.sampling_settings())
     frames = question_images(decode_frames(streams.videos, targets).images, version)
     t2 = time.perf_counter()
     return Prepared(uri=uri, run_id=run_id or posixpath.basename(bundle.root.rstrip("/")),
@@ -91,6 +91,9 @@ class Judge:
         self.version = load_judge_version(version) if isinstance(version, str) else version
         self.taxonomy = taxonomy or load_taxonomy()
         if backends is None and load:
+            for m in self.version.models:
+                if m.path:
+                    m.checkpoint()  # a missing folder is named before any model loads
             backends = [create_backend(m.spec()) for m in self.version.models]
             for b in backends:
                 b.load()

@@ -7,14 +7,15 @@ every output is the file's ``name``.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from judge.config import configs_dir, load_model, load_yaml
+from judge.config import SamplingConfig, configs_dir, load_model, load_yaml, sampling_config
 from judge.errors import ConfigError
 from models.base import BackendSpec
+from rcjudge.home import models_dir, models_dir_source
 
 
 class _Cfg(BaseModel):
@@ -40,18 +41,40 @@ class ModelEntry(_Cfg):
 
     name: str = Field(min_length=1, description="Name used in outputs and ledgers.")
     backend: str = Field(description="Registry name: transformers, vllm or fake.")
-    path: str = Field("", description="Checkpoint folder; {models_dir} is expanded.")
-    dtype: str = Field("float32", description="torch dtype name.")
-    device: str = Field("cpu", description="cpu or cuda.")
+    path: str = Field("", description="Checkpoint folder; {models_dir} is expanded "
+                      "(rcjudge.home.models_dir: $RCJUDGE_MODELS or $RCJUDGE_HOME/models).")
+    dtype: Literal["float32", "float16", "bfloat16"] = Field(
+        "float32", description="torch dtype of the weights.")
+    device: str = Field("cpu", pattern=r"^(cpu|cuda(:\d+)?)$",
+                        description="cpu, cuda or cuda:N.")
     max_pixels: int = Field(448 * 448, ge=64, description="Pixel cap per image.")
     gpu_share: float = Field(0.0, ge=0, le=1, description="Fraction of one GPU (vLLM, Ray).")
     calibration: Calibration = Calibration()
     options: dict = Field(default_factory=dict, description="Backend-specific settings.")
 
+    def resolved_path(self) -> str:
+        """``path`` with ``{models_dir}`` expanded; "" for backends without files."""
+        return self.path.replace("{models_dir}", str(models_dir()))
+
+    def checkpoint(self) -> Path:
+        """The checkpoint folder, which must exist.
+
+        Raises:
+            ConfigError: naming the model, the folder and where ``{models_dir}`` came from.
+        """
+        folder = Path(self.resolved_path())
+        if not self.path or not folder.is_dir():
+            where = (f" ({{models_dir}} = {models_dir()}, from {models_dir_source()})"
+                     if "{models_dir}" in self.path else "")
+            hint = ("; build the tiny models with `rcjudge models build-tiny`"
+                    if "/tiny/" in self.path else "")
+            raise ConfigError(f"model {self.name!r}: no checkpoint folder at {folder}{where}"
+                              f"{hint}")
+        return folder
+
     def spec(self) -> BackendSpec:
-        models_dir = os.environ.get("RCJUDGE_MODELS", "data/models")
         return BackendSpec(name=self.name, backend=self.backend,
-                           path=self.path.replace("{models_dir}", models_dir), dtype=self.dtype,
+                           path=self.resolved_path(), dtype=self.dtype,
                            device=self.device, max_pixels=self.max_pixels,
                            gpu_share=self.gpu_share, options=dict(self.options))
 
@@ -94,6 +117,12 @@ class JudgeVersion(_Cfg):
     prompts: Prompts = Prompts()
     frames: Frames = Frames()
     vote: Vote = Vote()
+    sampling: SamplingConfig | None = Field(
+        None, description="Contact detection and frame sampling; configs/sampling.yaml if unset.")
+
+    def sampling_settings(self) -> SamplingConfig:
+        """The sampling this version judges with: its own, else ``configs/sampling.yaml``."""
+        return self.sampling or sampling_config()
 
     @field_validator("models")
     @classmethod

@@ -2,7 +2,7 @@
 
 Thin wrappers over :mod:`judge.ledgers.store`, :mod:`~judge.ledgers.labels` and
 :mod:`~judge.ledgers.export`. ``--db URL`` defaults to ``$RCJUDGE_DB``, else the
-embedded SQLite file ``<$RCJUDGE_DATA or ./data>/rcjudge.db``. Bad input exits 2
+embedded SQLite file ``<$RCJUDGE_DATA or $RCJUDGE_HOME>/rcjudge.db``. Bad input exits 2
 with one line (a label file: one summary line, then one line per bad row).
 """
 
@@ -13,7 +13,7 @@ import json
 from dataclasses import asdict
 from typing import Any
 
-_DB_HELP = ("database URL (default $RCJUDGE_DB, else sqlite:///<$RCJUDGE_DATA or ./data>/"
+DB_HELP = ("database URL (default $RCJUDGE_DB, else sqlite:///<$RCJUDGE_DATA or $RCJUDGE_HOME>/"
             "rcjudge.db); PostgreSQL: postgresql+psycopg://HOST:PORT/DB")
 
 
@@ -71,7 +71,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     db = sub.add_parser("db", help="ledger database tools").add_subparsers(
         dest="db_command", required=True, metavar="COMMAND")
     p = db.add_parser("upgrade", help="migrate the ledger database (default: to head)")
-    p.add_argument("--db", metavar="URL", help=_DB_HELP)
+    p.add_argument("--db", metavar="URL", help=DB_HELP)
     p.add_argument("--revision", default="head", help="target revision (default head)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=_cmd_db_upgrade)
@@ -82,7 +82,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                           "(all rows or none)")
     p.add_argument("file", metavar="FILE", help=".csv or .jsonl with run_id, attempt, success, "
                    "failure_class, labeled_by, labeled_at")
-    p.add_argument("--db", metavar="URL", help=_DB_HELP)
+    p.add_argument("--db", metavar="URL", help=DB_HELP)
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=_cmd_labels_import)
 
@@ -92,7 +92,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                           "(OUT/judge_version=V/part-0.parquet)")
     p.add_argument("--judge", required=True, metavar="VERSION", help="judge version to export")
     p.add_argument("--out", required=True, metavar="DIR", help="dataset folder")
-    p.add_argument("--db", metavar="URL", help=_DB_HELP)
+    p.add_argument("--db", metavar="URL", help=DB_HELP)
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=_cmd_export_evaluation_run)
 

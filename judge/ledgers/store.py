@@ -31,16 +31,16 @@ from judge.ensemble.judgment import Cost, Judgment, ModelAnswer, StageTimings
 from judge.ledgers import schema as S
 from judge.ledgers.errors import LedgerError
 from judge.ledgers.records import CalibrationRow, Label, Run, StoredLabel, Written
+from rcjudge.home import data_dir
 
 _SCHEMA_NAME = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
 
 
 def default_url() -> str:
-    """``$RCJUDGE_DB``, else ``sqlite:///<data dir>/rcjudge.db`` (``$RCJUDGE_DATA`` or ./data)."""
+    """``$RCJUDGE_DB``, else ``sqlite:///<data dir>/rcjudge.db`` (:func:`rcjudge.home.data_dir`)."""
     if os.environ.get("RCJUDGE_DB"):
         return os.environ["RCJUDGE_DB"]
-    data = Path(os.environ.get("RCJUDGE_DATA") or "data")
-    return f"sqlite:///{data / 'rcjudge.db'}"
+    return f"sqlite:///{data_dir() / 'rcjudge.db'}"
 
 
 def resolve_url(url: str | None) -> str:

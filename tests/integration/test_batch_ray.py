@@ -44,7 +44,7 @@ def judgments(url: str, version: str) -> set[str]:
 
 
 def rcjudge(*args: str) -> list[str]:
-    return [sys.executable, "-m", "judge.cli", *args]
+    return [sys.executable, "-m", "rcjudge.cli", *args]
 
 
 def test_interrupt_then_resume_judges_each_run_once(fifty, tmp_path):

@@ -10,11 +10,11 @@ import pytest
 
 from judge.api.protocol import Attribution
 from judge.batch.calibrate import CalibrationError, calibrate_version
-from judge.cli import main
 from judge.ensemble.judgment import Cost, Judgment, ModelAnswer, StageTimings
 from judge.ensemble.version import load_judge_version
 from judge.ledgers.records import Label, Run
 from judge.ledgers.store import Ledger
+from rcjudge.cli import main
 
 
 def attribution(task: str) -> Attribution:

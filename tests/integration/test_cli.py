@@ -6,7 +6,7 @@ import json
 import subprocess
 import sys
 
-from judge.cli import main
+from rcjudge.cli import main
 
 
 def test_synth_is_deterministic(tmp_path, capsys):
@@ -42,7 +42,7 @@ def test_inspect_json_and_text(make_bundles, capsys):
 
 
 def test_errors_are_one_line_without_traceback(tmp_path):
-    proc = subprocess.run([sys.executable, "-m", "judge.cli", "inspect", str(tmp_path)],
+    proc = subprocess.run([sys.executable, "-m", "rcjudge.cli", "inspect", str(tmp_path)],
                           capture_output=True, text=True)
     assert proc.returncode == 2
     assert proc.stderr == f"rcjudge: error: {tmp_path}/manifest.json: manifest.json not found " \

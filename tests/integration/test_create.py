@@ -18,8 +18,8 @@ from judge.bundle.decode import decode_frames, load_streams
 from judge.bundle.intake import intake
 from judge.bundle.manifest import write_manifest
 from judge.bundle.write import write_mcap
-from judge.cli import main
 from judge.errors import AttributionError, BundleError, SignalTableError, VideoError
+from rcjudge.cli import main
 
 W, H, FPS, N = 96, 64, 10, 30
 

@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
 
-from judge.cli import main
 from judge.ensemble.judge import Judge
 from judge.ensemble.version import Vote, load_judge_version
 from models.base import BackendSpec, ModelError, ScoreRequest
 from models.registry import create_backend
+from rcjudge.cli import main
 
 
 @pytest.fixture(scope="module")
@@ -74,3 +77,31 @@ def test_cli_judge_json(tiny_models, bundle, capsys):
     assert set(rows[0]["timings"]) == {"intake_s", "frames_s", "models_s", "vote_s"}
     assert main(["judge", bundle, "--judge", "nope"]) == 2
     assert "unknown judge version 'nope'; known: rc-judge-v1, tiny" in capsys.readouterr().err
+
+
+def _cli(args: list[str], cwd, env: dict) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "rcjudge.cli", *args], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=300)
+
+
+def test_judge_from_any_folder_finds_models_in_rcjudge_home(tiny_models, bundle, tmp_path):
+    """The models live under $RCJUDGE_HOME/models; the command runs from an unrelated folder."""
+    home = tmp_path / "home"
+    (home / "models").mkdir(parents=True)
+    (home / "models" / "tiny").symlink_to(tiny_models)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    env = {k: v for k, v in os.environ.items() if k != "RCJUDGE_MODELS"}
+    env["RCJUDGE_HOME"] = str(home)
+    proc = _cli(["judge", bundle, "--judge", "tiny", "--json"], elsewhere, env)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)[0]["judge_version"] == "tiny"
+
+    env["RCJUDGE_HOME"] = str(tmp_path / "empty-home")
+    proc = _cli(["judge", bundle, "--judge", "tiny"], elsewhere, env)
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == (
+        f"rcjudge: error: model 'gemma3-tiny': no checkpoint folder at "
+        f"{tmp_path / 'empty-home' / 'models' / 'tiny' / 'gemma3'} ({{models_dir}} = "
+        f"{tmp_path / 'empty-home' / 'models'}, from $RCJUDGE_HOME/models); build the tiny "
+        f"models with `rcjudge models build-tiny`")

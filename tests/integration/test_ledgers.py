@@ -175,7 +175,8 @@ def test_default_url_uses_rcjudge_db_then_the_data_dir(monkeypatch, tmp_path: Pa
 
     monkeypatch.delenv("RCJUDGE_DB", raising=False)
     monkeypatch.delenv("RCJUDGE_DATA", raising=False)
-    assert default_url() == "sqlite:///data/rcjudge.db"
+    monkeypatch.setenv("RCJUDGE_HOME", str(tmp_path / "home"))
+    assert default_url() == f"sqlite:///{tmp_path / 'home' / 'rcjudge.db'}"
     monkeypatch.setenv("RCJUDGE_DATA", str(tmp_path / "d"))
     assert default_url() == f"sqlite:///{tmp_path / 'd' / 'rcjudge.db'}"
     monkeypatch.setenv("RCJUDGE_DB", "postgresql://127.0.0.1:5432/test")

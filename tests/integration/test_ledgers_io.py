@@ -14,10 +14,10 @@ import pytest
 import test_ledgers
 from test_ledgers import T0, label, make_judgment, make_run
 
-from judge.cli import main
 from judge.ledgers import LabelImportError, Ledger, LedgerError
 from judge.ledgers.export import export_evaluation_run, read_evaluation_run
 from judge.ledgers.labels import import_labels
+from rcjudge.cli import main
 
 db = test_ledgers.db  # the same fixtures: SQLite, and PostgreSQL in its own schema
 ledger = test_ledgers.ledger

@@ -12,8 +12,8 @@ from models.registry import BACKENDS, backend_class
 
 
 def test_import_is_light():
-    code = ("import sys, judge, judge.cli, judge.ensemble.judge, judge.bundle.decode, models, "
-            "models.registry, verdict, verdict.cli; "
+    code = ("import sys, rcjudge.cli, judge, judge.cli, judge.ensemble.judge, "
+            "judge.bundle.decode, models, models.registry, verdict, verdict.cli; "
             "print(sorted(m for m in ('torch', 'transformers', 'vllm') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
@@ -24,3 +24,34 @@ def test_unknown_backend_lists_known():
                                          "vllm"):
         backend_class("onnx")
     assert set(BACKENDS) == {"fake", "transformers", "vllm"}
+
+
+def _imported_packages(folder: str) -> dict[str, set[str]]:
+    """Top-level packages each module under ``folder`` imports (parsed, not executed)."""
+    import ast
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    found: dict[str, set[str]] = {}
+    for path in sorted((root / folder).rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        names = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                names.update(a.name.split(".")[0] for a in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                names.add(node.module.split(".")[0])
+        found[str(path.relative_to(root))] = names
+    return found
+
+
+@pytest.mark.parametrize(("folder", "forbidden"), [
+    ("judge", {"bench"}),
+    ("models", {"judge", "verdict", "bench"}),
+    ("verdict", {"judge", "models", "bench"}),
+])
+def test_imports_point_down_the_design(folder, forbidden):
+    """bench/ sits above everything; models/ and verdict/ never reach into judge/ (DESIGN.md)."""
+    wrong = {path: sorted(names & forbidden)
+             for path, names in _imported_packages(folder).items() if names & forbidden}
+    assert wrong == {}

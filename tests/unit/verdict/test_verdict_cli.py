@@ -1,4 +1,4 @@
-"""`rcjudge verdict …` end to end through the real entry point (judge.cli.main)."""
+"""`rcjudge verdict …` end to end through the real entry point (rcjudge.cli.main)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from judge.cli import main
+from rcjudge.cli import main
 
 
 def _tables(d: Path) -> list[str]:

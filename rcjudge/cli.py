@@ -1,0 +1,49 @@
+"""`rcjudge`: the one command-line entry point, with subcommands.
+
+Each package registers its own subcommands (``judge.cli``, ``judge.ledgers.cli``,
+``verdict.cli``, ``bench.cli``); each is a thin wrapper over a library function.
+Errors raised on purpose (:class:`rcjudge.errors.RcjudgeError`) print as one line
+and exit 2; pass ``--debug`` for the traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from rcjudge.errors import RcjudgeError
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from bench.cli import register as register_bench
+    from judge.cli import register as register_judge
+    from judge.ledgers.cli import register as register_ledgers
+    from verdict.cli import register as register_verdict
+
+    parser = argparse.ArgumentParser(prog="rcjudge", description=__doc__.splitlines()[0])
+    parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    register_bench(sub)
+    register_judge(sub)
+    register_verdict(sub)
+    register_ledgers(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except RcjudgeError as exc:
+        if args.debug:
+            raise
+        print(f"rcjudge: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("rcjudge: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -140,24 +140,38 @@ def format_diff(a: str, b: str, d: dict) -> str:
 
 
 def _cmd_calibrate(args: argparse.Namespace) -> int:
-    from judge.batch.calibrate import calibrate_version, write_version
     from judge.ensemble.version import load_judge_version
+    from judge.learn.calibrate import calibrate_version, version_path, write_version
     from judge.ledgers.store import Ledger
 
+    target = version_path(args.out, args.config)  # refused before any work if it exists
     with Ledger.open(args.db) as ledger:
         new, report = calibrate_version(ledger, load_judge_version(args.judge), args.out,
                                         holdout=args.holdout)
-    report["written"] = str(write_version(new, args.config))
-
-    def text(r: dict) -> str:
-        b, a = r["before"], r["after"]
-        return (f"{r['from']} -> {r['to']}: fitted on {r['train_runs']} labelled runs; "
-                f"held-out tasks {', '.join(r['held_out_tasks'])} ({b['n']} runs)\n"
-                f"  success accuracy {b['accuracy']} -> {a['accuracy']}, ECE {b['ece']} -> "
-                f"{a['ece']}, ROC-AUC {b['roc_auc']} -> {a['roc_auc']}\n  wrote {r['written']}")
-
-    _emit(report, args.json, text)
+    report["written"] = str(write_version(new, target))
+    _emit(report, args.json, format_calibration)
     return 0
+
+
+def format_calibration(r: dict) -> str:
+    """Before/after per question on the held-out tasks, then the reliability bins of success."""
+    b, a = r["before"], r["after"]
+    lines = [f"{r['from']} -> {r['to']}: held-out tasks {', '.join(r['held_out_tasks'])} "
+             f"({b['success']['n']} runs; maps fitted on the other {r['train_runs']}), "
+             f"written fitted on all {r['fitted_on']}"]
+    for q in ("attempt", "success"):
+        lines.append(f"  {q:<8} accuracy {b[q]['accuracy']:.3f} -> {a[q]['accuracy']:.3f}   "
+                     f"ECE of {q}_confidence {b[q]['ece']:.4f} -> {a[q]['ece']:.4f}   "
+                     f"ROC-AUC {b[q]['roc_auc']} -> {a[q]['roc_auc']}")
+    lines.append("  success_confidence reliability (held out): bin  n  accuracy  mean conf "
+                 "(before | after)")
+    for rb, ra in zip(b["success"]["bins"], a["success"]["bins"], strict=True):
+        def cell(x: dict) -> str:
+            return (f"{x['n']:>4} {x['accuracy']:.3f} {x['mean_confidence']:.3f}" if x["n"]
+                    else f"{x['n']:>4}     -     -")
+        lines.append(f"    [{rb['lo']:.2f}, {rb['hi']:.2f})  {cell(rb)} | {cell(ra)}")
+    lines.append(f"  wrote {r['written']}")
+    return "\n".join(lines)
 
 
 def _cmd_build_tiny(args: argparse.Namespace) -> int:

@@ -33,7 +33,7 @@ from judge.ensemble.prompts import (
 )
 from judge.ensemble.taxonomy import Taxonomy, load_taxonomy
 from judge.ensemble.version import JudgeVersion, load_judge_version
-from judge.ensemble.vote import ModelVote, calibrate, vote
+from judge.ensemble.vote import ModelVote, calibrate, class_voters, vote
 from models.base import Backend, ScoreRequest
 from models.registry import create_backend
 
@@ -116,10 +116,7 @@ class Judge:
 
     def needs_class(self, votes: Sequence[ModelVote]) -> list[int]:
         """Indices of the models to ask for a failure class (none on a success)."""
-        thr = self.version.vote.yes_threshold
-        if vote(votes, thr).success:
-            return []
-        return [i for i, mv in enumerate(votes) if not mv.p_success > thr] or [0, 1, 2]
+        return class_voters(votes, self.version.vote.yes_threshold)
 
     def family(self, p: Prepared) -> ScoreRequest:
         return family_request(p.frames, p.instruction, self.version, self.taxonomy)
@@ -139,7 +136,7 @@ class Judge:
                raw: Sequence[Sequence[np.ndarray]], models_s: float) -> Judgment:
         """Vote and build the Judgment."""
         t0 = time.perf_counter()
-        result = vote(votes, self.version.vote.yes_threshold)
+        result = vote(votes, self.version.vote)
         timings = StageTimings(intake_s=p.intake_s, frames_s=p.frames_s, models_s=models_s,
                                vote_s=time.perf_counter() - t0)
         answers = tuple(

@@ -23,9 +23,12 @@ class _Cfg(BaseModel):
 
 
 class Platt(_Cfg):
-    """p' = sigmoid(scale · logit(p) + bias); temperature T is scale = 1/T, bias = 0."""
+    """p' = sigmoid(scale · logit(p) + bias); temperature T is scale = 1/T, bias = 0.
 
-    scale: float = Field(1.0, gt=0, description="Slope on the logit (1/temperature).")
+    scale 0 is a constant map (the fit found no information in p: the base rate).
+    """
+
+    scale: float = Field(1.0, ge=0, description="Slope on the logit (1/temperature).")
     bias: float = Field(0.0, description="Offset on the logit.")
 
 
@@ -106,6 +109,9 @@ class Vote(_Cfg):
 
     rule: str = Field("majority", pattern="^majority$")
     yes_threshold: float = Field(0.5, gt=0, lt=1)
+    calibration: Calibration = Field(
+        Calibration(), description="Maps on the ensemble's mean P(yes) per question, applied "
+        "before the confidences (fitted by `rcjudge calibrate`).")
 
 
 class JudgeVersion(_Cfg):

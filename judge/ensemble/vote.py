@@ -1,17 +1,18 @@
 """Vote: three models' probabilities into attempt, success, failure class and two confidences.
 
-Rules (docs/judging.md):
+Rules (docs/judging.md, "The vote"):
 
-* Calibration first: p' = sigmoid(scale · logit(p) + bias) per model and question.
+* Calibration per model first: p' = sigmoid(scale · logit(p) + bias) per question.
 * A model says yes when p' > yes_threshold (0.5); exactly 0.5 is no.
-* attempt and success are each the majority of the three yes/no votes, separately.
-  A run not attempted is not a success: attempt = no forces success = no.
-* confidence = the mean, over all three models, of the probability each gave to the
-  winning answer. It is 1.0 only when all three are certain of it; a dissenting
-  model pulls it down by its own certainty.
-* failure_class (only when success is no): plurality of the classes named by the
-  models that voted "not a success"; ties go to the larger summed P(class), then
-  to the name that sorts first.
+* attempt and success are each the majority of the three hard yes/no votes, separately
+  (the spec's rule). A run not attempted is not a success: attempt = no forces success = no.
+* Each confidence estimates the probability that the answer it accompanies is right:
+  P_a, P_s = the ensemble's P(yes), the mean of the three calibrated p' mapped by the
+  version's ensemble calibration; success is impossible without an attempt, so
+  P_s is capped at P_a; confidence = max(1/2, P(the answer given)).
+* failure_class (only when success is no): plurality of the classes named by the models
+  :func:`class_voters` picks (the same rule decides whom to ask); ties go to the larger
+  summed P(class), then to the name that sorts first.
 """
 
 from __future__ import annotations
@@ -20,7 +21,10 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from judge.ensemble.version import Platt
+from judge.ensemble.version import Platt, Vote
+
+#: Probabilities are clipped to [EPS, 1 − EPS] before a logit, when fitting and applying alike.
+EPS = 1e-6
 
 
 @dataclass(frozen=True)
@@ -43,21 +47,35 @@ class VoteResult:
     failure_class: str | None
 
 
+def logit(p: float) -> float:
+    """log(p / (1 − p)) with p clipped to [EPS, 1 − EPS]."""
+    q = min(max(p, EPS), 1.0 - EPS)
+    return math.log(q / (1.0 - q))
+
+
 def calibrate(p: float, platt: Platt) -> float:
     """Platt/temperature map on P(yes); identity for scale 1, bias 0."""
     if platt.scale == 1.0 and platt.bias == 0.0:
         return p
-    eps = 1e-12
-    q = min(max(p, eps), 1.0 - eps)
-    z = platt.scale * math.log(q / (1.0 - q)) + platt.bias
-    return 1.0 / (1.0 + math.exp(-z))
+    z = platt.scale * logit(p) + platt.bias
+    return 0.5 * (1.0 + math.tanh(0.5 * z))  # sigmoid without overflow
 
 
-def majority(ps: Sequence[float], threshold: float = 0.5) -> tuple[bool, float]:
-    """(decision, confidence) of a yes/no vote; see the module docstring."""
-    yes = sum(p > threshold for p in ps) * 2 > len(ps)
-    conf = sum(p if yes else 1.0 - p for p in ps) / len(ps)
-    return yes, conf
+def majority(ps: Sequence[float], threshold: float = 0.5) -> bool:
+    """True when more than half of the models say yes (P(yes) > threshold)."""
+    return sum(p > threshold for p in ps) * 2 > len(ps)
+
+
+def class_voters(votes: Sequence[ModelVote], threshold: float = 0.5) -> list[int]:
+    """Indices of the models whose failure class counts, and who are asked for one.
+
+    None on a success; the models that voted "not a success" when the success vote
+    says no; all of them when the no came from the attempt rule alone.
+    """
+    said_success = [v.p_success > threshold for v in votes]
+    if sum(said_success) * 2 > len(votes):
+        return [] if majority([v.p_attempt for v in votes], threshold) else list(range(len(votes)))
+    return [i for i, yes in enumerate(said_success) if not yes]
 
 
 def plurality_class(votes: Sequence[ModelVote]) -> str | None:
@@ -71,16 +89,29 @@ def plurality_class(votes: Sequence[ModelVote]) -> str | None:
     return min(tally, key=lambda c: (-len(tally[c]), -sum(tally[c]), c))
 
 
-def vote(votes: Sequence[ModelVote], threshold: float = 0.5) -> VoteResult:
+def ensemble_p(votes: Sequence[ModelVote], rule: Vote) -> tuple[float, float]:
+    """(P_a, P_s): the ensemble's P(attempt) and P(success), with P_s ≤ P_a."""
+    p_a = calibrate(sum(v.p_attempt for v in votes) / len(votes), rule.calibration.attempt)
+    p_s = calibrate(sum(v.p_success for v in votes) / len(votes), rule.calibration.success)
+    return p_a, min(p_s, p_a)
+
+
+def confidence(answer: bool, p_yes: float) -> float:
+    """P(the answer given is right), never below 1/2 (see docs/judging.md)."""
+    return max(0.5, p_yes if answer else 1.0 - p_yes)
+
+
+def vote(votes: Sequence[ModelVote], rule: Vote | None = None) -> VoteResult:
     """Combine three models' calibrated answers."""
     if len(votes) != 3:
         raise ValueError(f"the vote needs 3 models, got {len(votes)}")
-    attempt, attempt_conf = majority([v.p_attempt for v in votes], threshold)
-    success, success_conf = majority([v.p_success for v in votes], threshold)
-    if not attempt and success:
-        success = False
-        success_conf = sum(1.0 - v.p_success for v in votes) / len(votes)
+    rule = rule or Vote()
+    thr = rule.yes_threshold
+    attempt = majority([v.p_attempt for v in votes], thr)
+    success = attempt and majority([v.p_success for v in votes], thr)
+    p_a, p_s = ensemble_p(votes, rule)
     failure_class = None
     if not success:
-        failure_class = plurality_class([v for v in votes if not v.p_success > threshold])
-    return VoteResult(attempt, success, attempt_conf, success_conf, failure_class)
+        failure_class = plurality_class([votes[i] for i in class_voters(votes, thr)])
+    return VoteResult(attempt, success, confidence(attempt, p_a), confidence(success, p_s),
+                      failure_class)

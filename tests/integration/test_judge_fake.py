@@ -117,3 +117,16 @@ def test_calibration_is_applied(bundle):
     assert j.answers[0].p_success == pytest.approx(2 / 3)  # logit(0.8)/2 = ln 2
     assert j.answers[0].p_attempt == pytest.approx(0.8)
     assert j.success_confidence == pytest.approx(round(2 / 3, 6))
+
+
+def test_a_run_not_attempted_keeps_its_exempt_class(bundle):
+    """attempt no, success answered yes: all three are asked, all three classes count."""
+    judge = fake_judge([{"attempt": 0.2, "success": 0.9, "failure_class": "hardware.estop"},
+                        {"attempt": 0.1, "success": 0.9, "failure_class": "hardware.estop"},
+                        {"attempt": 0.3, "success": 0.8, "failure_class": "hardware.estop"}])
+    j = judge.judge(bundle)
+    assert (j.attempt, j.success, j.failure_class) == (False, False, "hardware.estop")
+    assert j.counts_against_policy is False
+    assert j.attempt_confidence == pytest.approx(0.8)
+    assert j.success_confidence == pytest.approx(0.8)
+    assert all(len(b.requests) == 4 for b in judge.backends)  # attempt, success, family, class

@@ -24,7 +24,8 @@ from judge.ledgers.store import Ledger, make_engine
 
 ATTRIBUTION = Attribution.model_validate({
     "policy": {"vendor": "lab", "name": "p", "version": "1", "checkpoint": "sha256:ab"},
-    "body": {"arm": "xArm7", "hand": "parallel-jaw", "calibrated_at": "2026-09-16"},
+    "body": {"arm": "xArm7", "hand": "parallel-jaw", "dof": 8, "mount_h_mm": 740,
+             "calibrated_at": "2026-09-16"},
     "task": {"id": "tabletop.pick_place.cube_001", "tier": "A"}, "env": {"clutter": 1},
     "seed": 7})
 

@@ -112,7 +112,8 @@ def _cmd_rejudge(args: argparse.Namespace) -> int:
 
     with Ledger.open(args.db) as ledger:
         summary, diff = rejudge(ledger, args.from_version, load_judge_version(args.to_version),
-                                task_id=args.task, ray_address=args.ray_address,
+                                task_id=args.task, source=args.source,
+                                ray_address=args.ray_address,
                                 progress=not args.json)
     out = {"batch": summary.as_dict(), "diff": diff.as_dict()}
     _emit(out, args.json, lambda o: format_summary(o["batch"]) + "\n" + format_diff(
@@ -194,6 +195,58 @@ def _cmd_models_list(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_judges_list(args: argparse.Namespace) -> int:
+    from judge.config import configs_dir
+    from judge.ensemble.version import load_judge_version
+
+    rows = []
+    for path in sorted((configs_dir() / "judges").glob("*.yaml")):
+        v = load_judge_version(path.stem)
+        rows.append({"name": v.name, "description": v.description,
+                     "models": [f"{m.name} ({m.backend})" for m in v.models]})
+    _emit(rows, args.json, lambda rs: "\n".join(
+        f"{r['name']:<16} {', '.join(r['models'])}  {r['description']}" for r in rs))
+    return 0
+
+
+def _cmd_judges_show(args: argparse.Namespace) -> int:
+    from judge.ensemble.fingerprint import fingerprint, version_parts
+    from judge.ensemble.taxonomy import load_taxonomy
+    from judge.ensemble.version import load_judge_version
+
+    version = load_judge_version(args.version)
+    taxonomy = load_taxonomy()
+    fp = fingerprint(version, taxonomy)
+    content = version_parts(version, taxonomy)
+    out: dict[str, Any] = {
+        "name": version.name, "fingerprint": fp.digest,
+        "parts": {n: {"sha256": h, "content": content[n] if n != "taxonomy" else
+                      f"{len(taxonomy.classes)} classes, {len(taxonomy.exempt)} exempt"}
+                  for n, h in fp.parts.items()}}
+    if args.db:
+        from judge.ledgers.store import Ledger
+
+        with Ledger.open(args.db) as ledger:
+            recorded = ledger.version_fingerprint(version.name)
+        out["ledger"] = None if recorded is None else {
+            "fingerprint": recorded[0], "same": recorded[0] == fp.digest,
+            "changed": fp.changed(recorded[1]) if recorded[0] != fp.digest else []}
+
+    def text(o: dict) -> str:
+        lines = [f"judge version {o['name']}", f"fingerprint  {o['fingerprint']}"]
+        lines += [f"  {n:<28} {v['sha256'][:16]}" for n, v in o["parts"].items()]
+        if "ledger" in o:
+            led = o["ledger"]
+            lines.append("ledger: never judged with this version" if led is None else
+                         "ledger: judged with this same fingerprint" if led["same"] else
+                         f"ledger: judged with {led['fingerprint'][:16]}, changed since: "
+                         f"{', '.join(led['changed']) or 'unknown parts'}")
+        return "\n".join(lines)
+
+    _emit(out, args.json, text)
+    return 0
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the judging pipeline's subcommands to the `rcjudge` parser."""
     p = sub.add_parser("inspect", help="channels, fps, contacts and sampled timestamps of a bundle")
@@ -235,6 +288,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--to", dest="to_version", required=True, metavar="VERSION_B",
                    help="judge version name or YAML file")
     p.add_argument("--task", metavar="TASK_ID", help="only runs of this task")
+    p.add_argument("--source", metavar="SOURCE", help="where the bundles are now (folder, "
+                   "glob or list file; e.g. another mount): runs are found by bundle hash")
     p.add_argument("--ray-address", metavar="ADDR")
     p.add_argument("--db", metavar="URL", help=DB_HELP)
     p.add_argument("--json", action="store_true")
@@ -261,3 +316,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = models.add_parser("list", help="registered backends")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=_cmd_models_list)
+
+    judges = sub.add_parser("judges", help="judge versions and their fingerprints").add_subparsers(
+        dest="judges_command", required=True, metavar="COMMAND")
+    p = judges.add_parser("list", help="the judge versions under configs/judges/")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=_cmd_judges_list)
+    p = judges.add_parser("show", help="a version's fingerprint and its parts (and, with --db, "
+                          "whether it still judges as it did)")
+    p.add_argument("version", metavar="VERSION", help="judge version name or YAML file")
+    p.add_argument("--db", metavar="URL", help="compare with the fingerprint in this ledger")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=_cmd_judges_show)

@@ -31,8 +31,10 @@ class Body(_Shape):
     arm: str = _NonEmpty
     hand: str = _NonEmpty
     calibrated_at: str = Field(min_length=1, description="Date of the last calibration.")
-    dof: int | None = Field(None, ge=1, description="Degrees of freedom of arm + hand.")
-    mount_h_mm: float | None = Field(None, description="Mount height in millimetres.")
+    dof: int | None = Field(None, ge=0, description="Degrees of freedom of arm + hand "
+                            "(required by intake: configs/attribution.yaml).")
+    mount_h_mm: float | None = Field(None, description="Mount height in millimetres "
+                                     "(required by intake).")
 
 
 class Task(_Shape):
@@ -51,13 +53,14 @@ class Reset(_Shape):
 
 
 class Attribution(_Shape):
-    """The attribution fields of one run (11 required, listed in configs/attribution.yaml)."""
+    """One run's attribution: 11 required fields (configs/attribution.yaml); env, seed, reset."""
 
     policy: Policy
     body: Body
     task: Task
-    env: dict[str, Any] = Field(description="Scene conditions (lighting, clutter, friction…).")
-    seed: str | int
+    env: dict[str, Any] | None = Field(
+        None, description="Scene conditions (lighting, clutter, friction…); optional, kept.")
+    seed: str | int | None = Field(None, description="Seed of the run; optional, kept.")
     reset: Reset | None = None
 
 

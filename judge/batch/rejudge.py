@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from judge.batch.run import BatchSummary, run_batch
+from judge.batch.sources import resolve_sources
+from judge.bundle.manifest import claimed_bundle_hash
 from judge.ensemble.version import JudgeVersion
 from judge.errors import JudgeError
 from judge.ledgers.store import Ledger
@@ -36,19 +38,35 @@ class Diff:
         return dict(self.__dict__)
 
 
-def runs_to_rejudge(ledger: Ledger, from_version: str, task_id: str | None = None) -> list:
-    """(run_id, bundle_uri) of every run judged by ``from_version`` (optionally one task)."""
+def runs_to_rejudge(ledger: Ledger, from_version: str, task_id: str | None = None,
+                    source: str | None = None) -> list[tuple[str, str]]:
+    """(run_id, bundle_uri) of every run judged by ``from_version`` (optionally one task).
+
+    ``source`` (a folder of bundles, glob or list file) says where the bundles are now,
+    e.g. another mount: each run is found there by its bundle hash.
+
+    Raises:
+        RejudgeError: nothing to re-judge, or runs whose bundle ``source`` does not hold.
+    """
     ids = sorted(ledger.judged_run_ids(from_version))
     if not ids:
         known = ", ".join(ledger.judge_versions()) or "none"
         raise RejudgeError(f"no run was judged by {from_version!r} (versions in the ledger: "
                            f"{known})")
     runs = [ledger.get_run(r) for r in ids]
-    picked = [(r.run_id, r.bundle_uri) for r in runs
+    picked = [(r.run_id, r.bundle_hash, r.bundle_uri) for r in runs
               if task_id is None or r.attribution.task.id == task_id]
     if not picked:
         raise RejudgeError(f"no run of task {task_id!r} was judged by {from_version!r}")
-    return picked
+    if source is None:
+        return [(rid, uri) for rid, _, uri in picked]
+    where = {claimed_bundle_hash(u): u for u in resolve_sources(source)}
+    missing = [rid for rid, h, _ in picked if h not in where]
+    if missing:
+        raise RejudgeError(f"{source}: holds no bundle of {len(missing)} run(s) judged by "
+                           f"{from_version!r}: {', '.join(missing[:5])}"
+                           + (" …" if len(missing) > 5 else ""))
+    return [(rid, where[h]) for rid, h, _ in picked]
 
 
 def _flip(a: bool, b: bool) -> str | None:
@@ -94,12 +112,13 @@ def diff_versions(ledger: Ledger, a: str, b: str, run_ids: list[str] | None = No
 
 
 def rejudge(ledger: Ledger, from_version: str, to_version: JudgeVersion,
-            task_id: str | None = None, **batch_kwargs) -> tuple[BatchSummary, Diff]:
+            task_id: str | None = None, source: str | None = None,
+            **batch_kwargs) -> tuple[BatchSummary, Diff]:
     """Judge with ``to_version`` every run ``from_version`` judged; return the batch and diff."""
     if to_version.name == from_version:
         raise RejudgeError(f"--from and --to are both {from_version!r}; re-judging needs a new "
                            "version (rows are never overwritten)")
-    picked = runs_to_rejudge(ledger, from_version, task_id)
+    picked = runs_to_rejudge(ledger, from_version, task_id, source)
     summary = run_batch([uri for _, uri in picked], to_version, ledger, **batch_kwargs)
     return summary, diff_versions(ledger, from_version, to_version.name,
                                   [rid for rid, _ in picked])

@@ -6,7 +6,10 @@ the family and class questions; the driver votes and writes run + judgment in on
 ledger transaction. At most ``max_in_flight`` bundles are between "submitted" and
 "written" at any time (backpressure: a slow model never makes memory grow).
 
-Resumable: runs already judged by this version are skipped. A bundle that fails
+Resumable: bundles already judged by this version are skipped, known by their bundle
+hash (the manifest's), whatever folder or mount they are read from now. Before any
+work the version's fingerprint is compared with the one it judged with before; a
+changed version is refused (``JudgeVersionChanged``). A bundle that fails
 intake or decode is recorded with its error (``batch_failures`` ledger table and the
 summary) and the batch goes on; the next batch tries it again.
 """
@@ -23,7 +26,7 @@ from typing import Any
 import ray
 
 from judge.batch.actors import Failure, PrepareActor, model_actor
-from judge.batch.sources import run_id_of
+from judge.bundle.manifest import claimed_bundle_hash
 from judge.ensemble.judge import Judge, Prepared
 from judge.ensemble.version import JudgeVersion
 from judge.ensemble.vote import ModelVote
@@ -111,8 +114,12 @@ def run_batch(uris: list[str], version: JudgeVersion, ledger: Ledger,
               prepare_workers: int | None = None, progress: bool = True) -> BatchSummary:
     """Judge ``uris`` with ``version`` into ``ledger``; see the module docstring."""
     summary = BatchSummary(judge_version=version.name, total=len(uris))
-    done = ledger.judged_run_ids(version.name)
-    todo = deque(u for u in uris if run_id_of(u) not in done)
+    # Cheap checks first, before Ray starts or a model loads: the model folders exist
+    # (hashing them is the fingerprint), and the version judges as it did before.
+    judge = Judge(version, load=False)
+    ledger.register_version(version.name, judge.fingerprint.digest, judge.fingerprint.parts)
+    done = ledger.judged_bundle_hashes(version.name)
+    todo = deque(u for u in uris if claimed_bundle_hash(u) not in done)
     summary.skipped = len(uris) - len(todo)
     if not todo:
         return summary
@@ -125,7 +132,6 @@ def run_batch(uris: list[str], version: JudgeVersion, ledger: Ledger,
     t_start = time.perf_counter()
     ray.get([m.ready.remote() for m in models])  # models loaded: judging starts now
     summary.startup_s = time.perf_counter() - t_start
-    judge = Judge(version, load=False)
     pending: dict[Any, tuple[str, _Work, int]] = {}
     in_flight, next_prep = 0, 0
     meter = Progress(len(todo), progress)

@@ -14,11 +14,6 @@ class SourceError(JudgeError, ValueError):
     """A batch source names nothing usable."""
 
 
-def run_id_of(uri: str) -> str:
-    """The run id a bundle gets in the ledgers: its folder name."""
-    return posixpath.basename(uri.rstrip("/"))
-
-
 def resolve_sources(source: str) -> list[str]:
     """Bundle URIs, sorted, from a bundle folder, a folder of bundles, a glob or a list file.
 

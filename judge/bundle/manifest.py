@@ -19,7 +19,7 @@ from typing import Any, Literal
 import fsspec
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from judge.errors import ManifestError
+from judge.errors import JudgeError, ManifestError
 from rcjudge.errors import describe_validation
 
 MANIFEST = "manifest.json"
@@ -109,6 +109,19 @@ def read_manifest(fs: fsspec.AbstractFileSystem, root: str) -> Manifest:
         return Manifest.model_validate(raw)
     except ValidationError as exc:
         raise ManifestError(f"{path}: {describe_validation(exc)}") from None
+
+
+def claimed_bundle_hash(uri: str) -> str | None:
+    """The bundle hash ``manifest.json`` at ``uri`` claims (unverified), or None if unreadable.
+
+    Cheap (one small file): how a resumed batch recognises bundles it already judged.
+    Intake still verifies every file of a bundle that is judged.
+    """
+    try:
+        fs, root = fsspec.core.url_to_fs(uri)
+        return read_manifest(fs, root.rstrip("/")).bundle_hash
+    except (JudgeError, OSError, ValueError, ImportError):
+        return None
 
 
 def write_manifest(root: str | Path, paths: list[str]) -> Manifest:

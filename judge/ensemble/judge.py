@@ -23,6 +23,7 @@ from judge.bundle.decode import decode_frames, load_streams
 from judge.bundle.intake import intake
 from judge.bundle.sample import plan_targets
 from judge.config import configs_dir, load_yaml
+from judge.ensemble.fingerprint import fingerprint, instruction_sha256
 from judge.ensemble.judgment import Cost, Judgment, ModelAnswer, StageTimings
 from judge.ensemble.prompts import (
     class_request,
@@ -90,10 +91,9 @@ class Judge:
                  backends: Sequence[Backend] | None = None, load: bool = True) -> None:
         self.version = load_judge_version(version) if isinstance(version, str) else version
         self.taxonomy = taxonomy or load_taxonomy()
+        # hashes every model folder: a missing one is named before any model loads
+        self.fingerprint = fingerprint(self.version, self.taxonomy)
         if backends is None and load:
-            for m in self.version.models:
-                if m.path:
-                    m.checkpoint()  # a missing folder is named before any model loads
             backends = [create_backend(m.spec()) for m in self.version.models]
             for b in backends:
                 b.load()
@@ -152,7 +152,9 @@ class Judge:
             else self.taxonomy.counts_against_policy(result.failure_class),
             attempt_confidence=round(result.attempt_confidence, 6),
             success_confidence=round(result.success_confidence, 6),
-            answers=answers, frames=len(p.frames), timings=timings, cost=self.cost(timings))
+            answers=answers, frames=len(p.frames), timings=timings, cost=self.cost(timings),
+            fingerprint=self.fingerprint.digest,
+            instruction_sha256=instruction_sha256(p.attribution.task.id, p.instruction))
 
     # --- in this process ---------------------------------------------------------------
     def ask(self, p: Prepared) -> tuple[list[ModelVote], list]:

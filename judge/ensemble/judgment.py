@@ -65,3 +65,9 @@ class Judgment(_Record):
     frames: int = Field(ge=0, description="Images shown to each model per question.")
     timings: StageTimings
     cost: Cost
+    fingerprint: str | None = Field(None, pattern=r"^[0-9a-f]{64}$",
+                                    description="The judge version's fingerprint "
+                                    "(judge.ensemble.fingerprint); None on rows before it.")
+    instruction_sha256: str | None = Field(None, pattern=r"^[0-9a-f]{64}$",
+                                           description="sha256 of the task-catalog entry the "
+                                           "questions used.")

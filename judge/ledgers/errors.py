@@ -15,6 +15,23 @@ class LedgerError(JudgeError, ValueError):
     """A ledger write or read was refused: conflicting facts, constraint, bad URL, migration."""
 
 
+class JudgeVersionChanged(LedgerError):
+    """A judge version's fingerprint differs from the one it judged with before."""
+
+    def __init__(self, judge_version: str, recorded: str, current: str,
+                 recorded_parts: dict[str, str], current_parts: dict[str, str]) -> None:
+        self.judge_version = judge_version
+        names = sorted(set(recorded_parts) | set(current_parts))
+        self.changed = [n for n in names if recorded_parts.get(n) != current_parts.get(n)]
+        what = (", ".join(self.changed) if recorded_parts and current_parts and self.changed
+                else "its settings (the recorded parts are not known)")
+        super().__init__(
+            f"judge version {judge_version!r} judged with fingerprint {recorded[:12]}…, "
+            f"now it is {current[:12]}…: changed: {what}. The same version never judges two "
+            "ways: create a new judge version (a new file under configs/judges/) and judge or "
+            "re-judge with it")
+
+
 @dataclass(frozen=True)
 class RowError:
     """One bad row of a label file: its 1-based line, the field, and what is wrong."""

@@ -91,7 +91,8 @@ class CalibrationRow:
 
 @dataclass(frozen=True)
 class Written:
-    """What one ``record`` call wrote: False means the row was already there."""
+    """What one ``record`` call wrote (False: the row was already there) and the run's id."""
 
     run: bool
     judgment: bool
+    run_id: str = ""

@@ -67,9 +67,11 @@ runs = sa.Table(
     sa.Column("body_calibrated_at", sa.Text, nullable=False),
     sa.Column("task_id", sa.Text, nullable=False, index=True),
     sa.Column("task_tier", sa.Text, nullable=False),
-    sa.Column("env", JSON, nullable=False),
-    sa.Column("seed", sa.Text, nullable=False),
-    sa.Column("attribution_extra", JSON, nullable=True),  # body.dof, body.mount_h_mm, reset
+    sa.Column("env", JSON, nullable=True),  # optional attribution, kept when given
+    sa.Column("seed", sa.Text, nullable=True),
+    sa.Column("attribution_extra", JSON, nullable=True),  # reset
+    sa.Column("body_dof", sa.Integer, nullable=True),  # required since 0004; NULL on older rows
+    sa.Column("body_mount_h_mm", sa.Float, nullable=True),
     sa.Column("duration_s", sa.Float, nullable=False),
     sa.Column("cycle_sec", sa.Float, nullable=False),
     sa.Column("recorded_at", UTCDateTime, nullable=False),
@@ -95,6 +97,8 @@ judgments = sa.Table(
     sa.Column("cpu_s", sa.Float, nullable=False),
     sa.Column("frames", sa.Integer, nullable=False),
     sa.Column("judged_at", UTCDateTime, nullable=False),
+    sa.Column("fingerprint", sa.String(64), nullable=True),  # NULL before revision 0004
+    sa.Column("instruction_sha256", sa.String(64), nullable=True),
     sa.UniqueConstraint("run_id", "judge_version"),
     sa.CheckConstraint("attempt_confidence >= 0 AND attempt_confidence <= 1",
                        name="attempt_confidence_range"),
@@ -112,6 +116,14 @@ operator_labels = sa.Table(
     sa.Column("labeled_by", sa.Text, nullable=False),
     sa.Column("labeled_at", UTCDateTime, nullable=False),
     sa.UniqueConstraint("run_id", "labeled_by", "labeled_at"),
+)
+
+judge_versions = sa.Table(
+    "judge_versions", metadata,
+    sa.Column("judge_version", sa.Text, primary_key=True),
+    sa.Column("fingerprint", sa.String(64), nullable=False),
+    sa.Column("parts", JSON, nullable=False),  # part name -> sha256 (judge.ensemble.fingerprint)
+    sa.Column("registered_at", UTCDateTime, nullable=False),
 )
 
 batch_failures = sa.Table(

@@ -29,7 +29,7 @@ from sqlalchemy.engine import Connection, Engine
 from judge.api.protocol import Attribution, Body, Policy, Reset, Task
 from judge.ensemble.judgment import Cost, Judgment, ModelAnswer, StageTimings
 from judge.ledgers import schema as S
-from judge.ledgers.errors import LedgerError
+from judge.ledgers.errors import JudgeVersionChanged, LedgerError
 from judge.ledgers.records import CalibrationRow, Label, Run, StoredLabel, Written
 from rcjudge.home import data_dir
 
@@ -111,10 +111,24 @@ def upgrade(engine: Engine, revision: str = "head") -> str | None:
 
     cfg = Config()
     cfg.set_main_option("script_location", str(files("judge.ledgers") / "migrations"))
+    sqlite_db = engine.dialect.name == "sqlite"
     try:
-        with engine.connect().execution_options(ledger_write=True) as conn, conn.begin():
-            cfg.attributes["connection"] = conn
-            command.upgrade(cfg, revision)
+        with engine.connect().execution_options(ledger_write=True) as conn:
+            # SQLite: a table rebuild (batch mode) needs foreign keys off, which only works
+            # outside a transaction: on the driver connection, before BEGIN; checked after.
+            raw = conn.connection.driver_connection if sqlite_db else None
+            if raw is not None:
+                raw.execute("PRAGMA foreign_keys=OFF")
+            try:
+                with conn.begin():
+                    cfg.attributes["connection"] = conn
+                    command.upgrade(cfg, revision)
+                if raw is not None and (bad := raw.execute("PRAGMA foreign_key_check").fetchall()):
+                    raise LedgerError(f"{engine.url!r}: migration to {revision!r} left "
+                                      f"{len(bad)} row(s) breaking a foreign key: {bad[:3]}")
+            finally:
+                if raw is not None:
+                    raw.execute("PRAGMA foreign_keys=ON")
         with engine.connect() as conn:
             return MigrationContext.configure(conn).get_current_revision()
     except sa.exc.OperationalError as exc:
@@ -135,6 +149,7 @@ _UPSERT: dict[str, tuple[list[str], str]] = {
     "runs": (["run_id"], "run_id"),
     "judgments": (["run_id", "judge_version"], "judgment_id"),
     "operator_labels": (["run_id", "labeled_by", "labeled_at"], "label_id"),
+    "judge_versions": (["judge_version"], "judge_version"),
 }
 
 
@@ -153,19 +168,24 @@ def _insert_ignore(dialect: str, table: str) -> Any:
 
 def _run_values(run: Run) -> dict[str, Any]:
     a = run.attribution
-    extra = {k: v for k, v in (("body.dof", a.body.dof), ("body.mount_h_mm", a.body.mount_h_mm),
-                               ("reset", a.reset.model_dump(mode="json") if a.reset else None))
-             if v is not None}
     return {
         "run_id": run.run_id, "bundle_uri": run.bundle_uri, "bundle_hash": run.bundle_hash,
         "policy_vendor": a.policy.vendor, "policy_name": a.policy.name,
         "policy_version": a.policy.version, "policy_checkpoint": a.policy.checkpoint,
-        "body_arm": a.body.arm, "body_hand": a.body.hand,
+        "body_arm": a.body.arm, "body_hand": a.body.hand, "body_dof": a.body.dof,
+        "body_mount_h_mm": a.body.mount_h_mm,
         "body_calibrated_at": a.body.calibrated_at, "task_id": a.task.id,
-        "task_tier": a.task.tier, "env": a.env, "seed": str(a.seed),
-        "attribution_extra": extra or None,
+        "task_tier": a.task.tier, "env": a.env,
+        "seed": None if a.seed is None else str(a.seed),
+        "attribution_extra": {"reset": a.reset.model_dump(mode="json")} if a.reset else None,
         "duration_s": run.duration_s, "cycle_sec": run.cycle_sec,
     }
+
+
+#: What a run *is* besides its bundle: compared when the same bundle is recorded again.
+#: ``run_id`` and ``bundle_uri`` are not among them: the bundle hash is the identity, and
+#: the same bundle read through another path or mount is the same run.
+_IDENTITY_FREE = ("run_id", "bundle_uri")
 
 
 def _run_from_row(row: Any) -> Run:
@@ -175,7 +195,7 @@ def _run_from_row(row: Any) -> Run:
         policy=Policy(vendor=row.policy_vendor, name=row.policy_name,
                       version=row.policy_version, checkpoint=row.policy_checkpoint),
         body=Body(arm=row.body_arm, hand=row.body_hand, calibrated_at=row.body_calibrated_at,
-                  dof=extra.get("body.dof"), mount_h_mm=extra.get("body.mount_h_mm")),
+                  dof=row.body_dof, mount_h_mm=row.body_mount_h_mm),
         task=Task(id=row.task_id, tier=row.task_tier), env=row.env, seed=row.seed,
         reset=Reset(**reset) if reset else None)
     return Run(run_id=row.run_id, bundle_uri=row.bundle_uri, bundle_hash=row.bundle_hash,
@@ -194,37 +214,86 @@ class Transaction:
     def __init__(self, conn: Connection) -> None:
         self.conn = conn
 
-    def record_run(self, run: Run) -> bool:
-        """Write ``run``; False when the same run is already recorded.
+    def resolve_run(self, run: Run) -> tuple[bool, str]:
+        """Write ``run`` unless its bundle is recorded; return (written?, its run id).
+
+        A run is its bundle hash: the same bundle under another folder name, path or
+        mount is the recorded run (its first run id and URI are kept). A different
+        bundle whose folder name is taken gets ``<name>-<first 8 hex of its hash>``.
 
         Raises:
-            LedgerError: the run id is recorded with other facts, or its bundle
-                hash is recorded under another run id.
+            LedgerError: the bundle is recorded with other facts (attribution, durations).
         """
         values = _run_values(run)
-        existing = self.conn.execute(sa.select(S.runs).where(
-            (S.runs.c.run_id == run.run_id) | (S.runs.c.bundle_hash == run.bundle_hash))).all()
-        for row in existing:
-            if row.run_id != run.run_id:
-                raise LedgerError(f"run {run.run_id!r}: bundle hash {run.bundle_hash} is already "
-                                  f"recorded as run {row.run_id!r}")
-        if not existing:
+        for _ in range(2):  # a second pass only after losing a race to a concurrent writer
+            row = self.conn.execute(sa.select(S.runs).where(
+                S.runs.c.bundle_hash == run.bundle_hash)).first()
+            if row is not None:
+                recorded = row._mapping
+                differ = [f"{k} ({recorded[k]!r} recorded, {v!r} given)"
+                          for k, v in values.items()
+                          if k not in _IDENTITY_FREE and recorded[k] != v]
+                if differ:
+                    raise LedgerError(f"run {recorded['run_id']!r} (bundle {run.bundle_hash}) "
+                                      "is already recorded with other facts: "
+                                      + "; ".join(differ))
+                return False, recorded["run_id"]
+            run_id = self._free_run_id(run.run_id, run.bundle_hash)
             stmt = _insert_ignore(self.conn.dialect.name, "runs")
-            params = {**values, "recorded_at": run.recorded_at or _now()}
+            params = {**values, "run_id": run_id, "recorded_at": run.recorded_at or _now()}
             try:
                 if self.conn.execute(stmt, params).first() is not None:
-                    return True
+                    return True, run_id
             except sa.exc.IntegrityError as exc:
-                raise _integrity(exc, f"run {run.run_id!r}") from exc
-            existing = self.conn.execute(
-                sa.select(S.runs).where(S.runs.c.run_id == run.run_id)).all()
-        row = existing[0]._mapping
-        differ = [f"{k} ({row[k]!r} recorded, {v!r} given)" for k, v in values.items()
-                  if row[k] != v]
-        if differ:
-            raise LedgerError(f"run {run.run_id!r} is already recorded with other facts: "
-                              + "; ".join(differ))
-        return False
+                raise _integrity(exc, f"run {run_id!r}") from exc
+        raise LedgerError(f"run {run.run_id!r}: could not be recorded (concurrent writers)")
+
+    def _free_run_id(self, wanted: str, bundle_hash: str) -> str:
+        taken = self.conn.execute(sa.select(S.runs.c.run_id).where(
+            S.runs.c.run_id == wanted)).first()
+        return wanted if taken is None else f"{wanted}-{bundle_hash[:8]}"
+
+    def record_run(self, run: Run) -> bool:
+        """Write ``run``; False when its bundle is already recorded (see :meth:`resolve_run`)."""
+        return self.resolve_run(run)[0]
+
+    def register_version(self, judge_version: str, fingerprint: str,
+                         parts: dict[str, str] | None = None) -> bool:
+        """Record a version's fingerprint on first use; True when new.
+
+        Raises:
+            JudgeVersionChanged: the version is recorded with another fingerprint.
+        """
+        v = S.judge_versions
+        row = self.conn.execute(sa.select(v).where(v.c.judge_version == judge_version)).first()
+        if row is not None:
+            if row.fingerprint != fingerprint:
+                raise JudgeVersionChanged(judge_version, row.fingerprint, fingerprint,
+                                          row.parts or {}, parts or {})
+            return False
+        stmt = _insert_ignore(self.conn.dialect.name, "judge_versions")
+        written = self.conn.execute(stmt, {"judge_version": judge_version,
+                                           "fingerprint": fingerprint, "parts": parts or {},
+                                           "registered_at": _now()}).first() is not None
+        if not written:  # registered by a concurrent writer a moment ago: compare again
+            return self.register_version(judge_version, fingerprint, parts)
+        return True
+
+    def _check_instruction(self, judgment: Judgment) -> None:
+        """Refuse a judgment whose task instruction differs from the one the version used."""
+        j, r = S.judgments, S.runs
+        used = self.conn.execute(
+            sa.select(j.c.instruction_sha256).join(r, r.c.run_id == j.c.run_id)
+            .where(j.c.judge_version == judgment.judge_version,
+                   r.c.task_id == judgment.task_id, j.c.instruction_sha256.is_not(None))
+            .limit(1)).scalar()
+        if used is not None and used != judgment.instruction_sha256:
+            raise LedgerError(
+                f"judge version {judgment.judge_version!r} judged task {judgment.task_id!r} "
+                f"with another instruction (sha256 {used[:12]}…, now "
+                f"{judgment.instruction_sha256[:12]}…): its entry in the task catalog "
+                "changed; the same version never judges two ways, so create a new judge "
+                "version (configs/judges/) to judge with the new instruction")
 
     def record_judgment(self, judgment: Judgment, *, judged_at: datetime | None = None) -> bool:
         """Write ``judgment``; False when its ``(run_id, judge_version)`` is already recorded.
@@ -234,6 +303,10 @@ class Transaction:
                 bundle hash or task, or the row breaks a constraint.
         """
         what = f"judgment of run {judgment.run_id!r} by {judgment.judge_version!r}"
+        if judgment.fingerprint is not None:
+            self.register_version(judgment.judge_version, judgment.fingerprint)
+        if judgment.instruction_sha256 is not None:
+            self._check_instruction(judgment)
         run = self.conn.execute(sa.select(S.runs.c.bundle_hash, S.runs.c.task_id).where(
             S.runs.c.run_id == judgment.run_id)).first()
         if run is None:
@@ -253,7 +326,8 @@ class Transaction:
             "timings": judgment.timings.model_dump(mode="json"),
             "cost_usd": judgment.cost.usd, "gpu_s": judgment.cost.gpu_s,
             "cpu_s": judgment.cost.cpu_s, "frames": judgment.frames,
-            "judged_at": judged_at or _now(),
+            "judged_at": judged_at or _now(), "fingerprint": judgment.fingerprint,
+            "instruction_sha256": judgment.instruction_sha256,
         }
         stmt = _insert_ignore(self.conn.dialect.name, "judgments")
         try:
@@ -321,10 +395,30 @@ class Ledger:
 
     def record(self, run: Run, judgment: Judgment, *,
                judged_at: datetime | None = None) -> Written:
-        """Write a run and its judgment in ONE transaction (step 5 of a call)."""
+        """Write a run and its judgment in ONE transaction (step 5 of a call).
+
+        The judgment is kept under the run id its bundle has in the ledger
+        (:meth:`Transaction.resolve_run`); ``Written.run_id`` says which.
+        """
         with self.transaction() as tx:
-            return Written(run=tx.record_run(run),
-                           judgment=tx.record_judgment(judgment, judged_at=judged_at))
+            new, run_id = tx.resolve_run(run)
+            if judgment.run_id != run_id:
+                judgment = judgment.model_copy(update={"run_id": run_id})
+            return Written(run=new, judgment=tx.record_judgment(judgment, judged_at=judged_at),
+                           run_id=run_id)
+
+    def register_version(self, judge_version: str, fingerprint: str,
+                         parts: dict[str, str] | None = None) -> bool:
+        """Record a version's fingerprint (see :meth:`Transaction.register_version`)."""
+        with self.transaction() as tx:
+            return tx.register_version(judge_version, fingerprint, parts)
+
+    def version_fingerprint(self, judge_version: str) -> tuple[str, dict[str, str]] | None:
+        """(fingerprint, parts) recorded for a version, or None."""
+        v = S.judge_versions
+        rows = self._all(sa.select(v.c.fingerprint, v.c.parts)
+                         .where(v.c.judge_version == judge_version))
+        return (rows[0].fingerprint, rows[0].parts or {}) if rows else None
 
     def add_labels(self, labels: Sequence[Label]) -> int:
         """Write operator labels in one transaction; return how many were new."""
@@ -359,13 +453,21 @@ class Ledger:
             success_confidence=row.success_confidence,
             answers=tuple(ModelAnswer(**a) for a in row.answers), frames=row.frames,
             timings=StageTimings(**row.timings),
-            cost=Cost(gpu_s=row.gpu_s, cpu_s=row.cpu_s, usd=row.cost_usd))
+            cost=Cost(gpu_s=row.gpu_s, cpu_s=row.cpu_s, usd=row.cost_usd),
+            fingerprint=row.fingerprint, instruction_sha256=row.instruction_sha256)
 
     def judged_run_ids(self, judge_version: str) -> set[str]:
         """Runs already judged by ``judge_version`` (what a resumed batch skips)."""
         j = S.judgments
         return {r[0] for r in self._all(sa.select(j.c.run_id)
                                         .where(j.c.judge_version == judge_version))}
+
+    def judged_bundle_hashes(self, judge_version: str) -> set[str]:
+        """Bundle hashes of the runs judged by ``judge_version`` (what a resumed batch skips)."""
+        j, r = S.judgments, S.runs
+        return {row[0] for row in self._all(sa.select(r.c.bundle_hash)
+                                            .join(j, j.c.run_id == r.c.run_id)
+                                            .where(j.c.judge_version == judge_version))}
 
     def judge_versions(self) -> list[str]:
         """Judge versions with at least one judgment, sorted."""

@@ -188,3 +188,58 @@ def test_rejudge_v1_to_v2_exact_diff(fifty, tmp_path, local_ray):
                      + sum(not t["success"] for t in mug_lab)) / 10
     assert diff.agreement_after == {"attempt": sum(t["attempt"] for t in lab) / 10,
                                     "success": after_success}
+
+
+def test_resume_knows_bundles_by_hash_not_by_folder_name(fifty, tmp_path, local_ray):
+    """Another mount + new names for judged bundles: skipped. A new bundle under an old
+    folder name: judged as a run of its own (before: silently reported "already judged")."""
+    import json
+
+    from judge.batch.run import run_batch
+    from judge.bundle.manifest import write_manifest
+    from judge.ensemble.version import load_judge_version
+    from judge.ledgers.store import Ledger
+
+    version = load_judge_version(str(version_file(tmp_path)))
+    mount = tmp_path / "other-mount"
+    mount.mkdir()
+    shutil.copytree(fifty[0], mount / "renamed-0")  # same bundle, new folder name and path
+    shutil.copytree(fifty[2], mount / fifty[1].name)  # another bundle, a judged folder's name
+    attr = json.loads((mount / fifty[1].name / "attribution.json").read_text())
+    attr["seed"] = "0xNEW"
+    (mount / fifty[1].name / "attribution.json").write_text(json.dumps(attr))
+    write_manifest(mount / fifty[1].name, [f["path"] for f in json.loads(
+        (fifty[2] / "manifest.json").read_text())["files"]])
+    with Ledger.open(f"sqlite:///{tmp_path / 'h.db'}") as ledger:
+        first = run_batch([str(p) for p in fifty[:2]], version, ledger, progress=False)
+        assert (first.judged, first.skipped) == (2, 0)
+        again = run_batch([str(mount / "renamed-0"), str(mount / fifty[1].name)], version,
+                          ledger, progress=False)
+        assert (again.judged, again.skipped, len(again.failed)) == (1, 1, 0)
+        ids = ledger.judged_run_ids("fake-batch")
+        new_hash = json.loads((mount / fifty[1].name / "manifest.json").read_text())[
+            "bundle_hash"]
+    assert ids == {fifty[0].name, fifty[1].name, f"{fifty[1].name}-{new_hash[:8]}"}
+
+
+def test_a_changed_version_is_refused_before_any_work(fifty, tmp_path):
+    url = f"sqlite:///{tmp_path / 'v.db'}"
+    path = version_file(tmp_path)
+    done = subprocess.run(rcjudge("batch", str(fifty[0]), "--judge", str(path), "--db", url,
+                                  "--json"), capture_output=True, text=True,
+                          env={**os.environ, "RAY_AUTH_MODE": "disabled"})
+    assert done.returncode == 0, done.stderr
+    data = yaml.safe_load(path.read_text())
+    data["prompts"] = {"success": "Did it work? {instruction}"}
+    path.write_text(yaml.safe_dump(data))
+    t0 = time.time()
+    refused = subprocess.run(rcjudge("batch", str(fifty[1]), "--judge", str(path), "--db", url),
+                             capture_output=True, text=True,
+                             env={**os.environ, "RAY_AUTH_MODE": "disabled"})
+    assert refused.returncode == 2
+    assert refused.stderr.startswith("rcjudge: error: judge version 'fake-batch' judged with "
+                                     "fingerprint ")
+    assert "changed: prompts. The same version never judges two ways" in refused.stderr
+    assert len(refused.stderr.strip().splitlines()) == 1
+    assert time.time() - t0 < 20  # refused before Ray starts
+    assert judgments(url, "fake-batch") == {fifty[0].name}

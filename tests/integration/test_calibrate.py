@@ -20,7 +20,8 @@ from rcjudge.cli import main
 def attribution(task: str) -> Attribution:
     return Attribution.model_validate({
         "policy": {"vendor": "v", "name": "p", "version": "1", "checkpoint": "c"},
-        "body": {"arm": "a", "hand": "h", "calibrated_at": "2026-01-01"},
+        "body": {"arm": "a", "hand": "h", "dof": 7, "mount_h_mm": 900,
+                 "calibrated_at": "2026-01-01"},
         "task": {"id": task, "tier": "A"}, "env": {"x": 1}, "seed": 1})
 
 

@@ -62,7 +62,8 @@ def recordings(root: str) -> dict:
                                                                         strict=True)]
     (d / "signals.csv").write_text("\n".join(rows) + "\n")
     attr = {"policy": {"vendor": "lab", "name": "p", "version": "1", "checkpoint": "sha256:ab"},
-            "body": {"arm": "ur5e", "hand": "robotiq-2f85", "calibrated_at": "2026-10-01"},
+            "body": {"arm": "ur5e", "hand": "robotiq-2f85", "dof": 7, "mount_h_mm": 850,
+                     "calibrated_at": "2026-10-01"},
             "task": {"id": "tabletop.pick_place.cube_001", "tier": "B"},
             "env": {"lighting_k": 5000}, "seed": 7}
     (d / "attribution.json").write_text(json.dumps(attr))

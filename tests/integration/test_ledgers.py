@@ -9,6 +9,7 @@ fixtures and record factories here are shared with ``test_ledgers_io.py``.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import secrets
 import signal
@@ -125,7 +126,7 @@ def label(run_id: str, attempt: bool, success: bool, failure_class: str | None,
 def test_migrations_create_exactly_the_schema_and_both_views(ledger: Ledger):
     with ledger.engine.connect() as conn:
         assert compare_metadata(MigrationContext.configure(conn), metadata) == []
-        assert MigrationContext.configure(conn).get_current_revision() == "0003"
+        assert MigrationContext.configure(conn).get_current_revision() == "0004"
         for view in ("current_operator_labels", "calibration_set"):
             assert conn.execute(sa.text(f"SELECT count(*) FROM {view}")).scalar_one() == 0
 
@@ -135,10 +136,39 @@ def test_open_migrates_step_by_step_and_is_a_noop_at_head(db: DB):
     try:
         assert upgrade(engine, "0001") == "0001"
         assert set(sa.inspect(engine).get_view_names()) == set()
-        assert upgrade(engine) == "0003"
-        assert upgrade(engine) == "0003"
+        assert upgrade(engine) == "0004"
+        assert upgrade(engine) == "0004"
         assert set(sa.inspect(engine).get_view_names()) == {"current_operator_labels",
                                                              "calibration_set"}
+    finally:
+        engine.dispose()
+
+
+def test_0004_moves_dof_and_mount_height_into_columns_and_keeps_every_row(db: DB):
+    engine = make_engine(db.url, schema=db.schema)
+    try:
+        assert upgrade(engine, "0003") == "0003"
+        cols = ("run_id, bundle_uri, bundle_hash, policy_vendor, policy_name, policy_version, "
+                "policy_checkpoint, body_arm, body_hand, body_calibrated_at, task_id, task_tier, "
+                "env, seed, attribution_extra, duration_s, cycle_sec, recorded_at")
+        with engine.begin() as conn:
+            conn.execute(sa.text(f"INSERT INTO runs ({cols}) VALUES ('r1', '/b/r1', :h, 'v', "
+                                 "'p', '1', 'c', 'arm', 'hand', '2026-01-01', 't', 'A', "
+                                 ":env, 's', :extra, 6.0, 5.0, :at)"),
+                         {"h": "a" * 64, "env": '{"x": 1}', "at": T0,
+                          "extra": '{"body.dof": 20, "body.mount_h_mm": 740, '
+                                   '"reset": {"type": "manual"}}'})
+            conn.execute(sa.text("INSERT INTO operator_labels (run_id, attempt, success, "
+                                 "labeled_by, labeled_at) VALUES ('r1', :t, :f, 'op', :at)"),
+                         {"t": True, "f": False, "at": T0})
+        assert upgrade(engine) == "0004"
+        with engine.connect() as conn:
+            row = conn.execute(sa.text("SELECT body_dof, body_mount_h_mm, attribution_extra "
+                                       "FROM runs")).one()
+            labels = conn.execute(sa.text("SELECT count(*) FROM current_operator_labels"))
+            assert labels.scalar_one() == 1
+        extra = row[2] if isinstance(row[2], dict) else json.loads(row[2])
+        assert (row[0], row[1], extra) == (20, 740.0, {"reset": {"type": "manual"}})
     finally:
         engine.dispose()
 
@@ -152,7 +182,7 @@ def test_workers_opening_a_fresh_ledger_at_once_migrate_it_once(db: DB, tmp_path
     assert [p.returncode for p in procs] == [0, 0, 0], errors
     with Ledger.open(db.url, schema=db.schema) as led, led.engine.connect() as conn:
         assert conn.execute(sa.text("SELECT version_num FROM alembic_version")).all() == [
-            ("0003",)]
+            ("0004",)]
 
 
 def test_bad_urls_and_unknown_revisions_are_one_line_errors(db: DB, tmp_path: Path):
@@ -188,7 +218,8 @@ def test_default_url_uses_rcjudge_db_then_the_data_dir(monkeypatch, tmp_path: Pa
 def test_record_round_trips_run_and_judgment(ledger: Ledger):
     run = make_run("run-001")
     judgment = make_judgment(run)
-    assert ledger.record(run, judgment, judged_at=T0) == Written(run=True, judgment=True)
+    assert ledger.record(run, judgment, judged_at=T0) == Written(run=True, judgment=True,
+                                                                 run_id="run-001")
     assert ledger.get_run("run-001") == run
     assert ledger.get_judgment("run-001", "rc-judge-v1") == judgment
     assert ledger.get_run("nope") is None
@@ -206,8 +237,8 @@ def test_record_round_trips_run_and_judgment(ledger: Ledger):
 def test_same_run_and_judge_version_twice_leaves_one_row(ledger: Ledger):
     run = make_run("run-001")
     first = make_judgment(run, success=False)
-    assert ledger.record(run, first) == Written(run=True, judgment=True)
-    assert ledger.record(run, first) == Written(run=False, judgment=False)
+    assert ledger.record(run, first) == Written(run=True, judgment=True, run_id="run-001")
+    assert ledger.record(run, first) == Written(run=False, judgment=False, run_id="run-001")
     # the same version again with other answers: still one row, the first one kept
     again = make_judgment(run, success=True, failure_class=None, success_confidence=0.99)
     assert ledger.record_judgment(again) is False
@@ -223,20 +254,32 @@ def test_same_run_and_judge_version_twice_leaves_one_row(ledger: Ledger):
     assert ledger.judged_run_ids("rc-judge-v2") == {"run-001"}
 
 
-def test_a_run_with_other_facts_or_a_reused_bundle_is_refused(ledger: Ledger):
+def test_a_run_is_its_bundle_hash_whatever_its_path_or_folder_name(ledger: Ledger):
+    run = make_run("run-001")
+    ledger.record(run, make_judgment(run))
+    # the same bundle through another mount and folder name: the same run, kept as run-001
+    elsewhere = run.model_copy(update={"run_id": "copy-of-001",
+                                       "bundle_uri": "/mnt/other/copy-of-001"})
+    written = ledger.record(elsewhere, make_judgment(elsewhere, judge_version="rc-judge-v2"))
+    assert written == Written(run=False, judgment=True, run_id="run-001")
+    assert ledger.get_judgment("run-001", "rc-judge-v2").run_id == "run-001"
+    assert ledger.get_run("run-001").bundle_uri == "gs://rc-runs/run-001/"  # the first URI kept
+    # a different bundle in a folder of the same name is another run, with its own id
+    other = run.model_copy(update={"bundle_hash": "f" * 64})
+    written = ledger.record(other, make_judgment(other))
+    assert written == Written(run=True, judgment=True, run_id="run-001-ffffffff")
+    assert ledger.judged_bundle_hashes("rc-judge-v1") == {run.bundle_hash, "f" * 64}
+    assert ledger.counts() == {"runs": 2, "judgments": 3, "operator_labels": 0}
+
+
+def test_the_same_bundle_with_other_facts_is_refused(ledger: Ledger):
     run = make_run("run-001")
     ledger.record(run, make_judgment(run))
     moved = run.model_copy(update={"cycle_sec": 13.0, "bundle_uri": "gs://elsewhere/"})
     with pytest.raises(LedgerError, match=(
-            r"^run 'run-001' is already recorded with other facts: bundle_uri "
-            r"\('gs://rc-runs/run-001/' recorded, 'gs://elsewhere/' given\); cycle_sec "
-            r"\(12.5 recorded, 13.0 given\)$")):
+            rf"^run 'run-001' \(bundle {run.bundle_hash}\) is already recorded with other "
+            r"facts: cycle_sec \(12.5 recorded, 13.0 given\)$")):
         ledger.record(moved, make_judgment(run, judge_version="rc-judge-v2"))
-    twin = run.model_copy(update={"run_id": "run-002"})
-    with pytest.raises(LedgerError, match=(
-            rf"^run 'run-002': bundle hash {run.bundle_hash} is already recorded as run "
-            r"'run-001'$")):
-        ledger.record(twin, make_judgment(twin))
     assert ledger.counts() == {"runs": 1, "judgments": 1, "operator_labels": 0}
 
 
@@ -276,7 +319,8 @@ def test_a_row_breaking_a_constraint_rolls_back_its_run(ledger: Ledger):
     assert ledger.counts() == {"runs": 0, "judgments": 0, "operator_labels": 0}
     assert ledger.get_run("run-001") is None
     # the ledger still works after the failed transaction
-    assert ledger.record(run, make_judgment(run)) == Written(run=True, judgment=True)
+    assert ledger.record(run, make_judgment(run)) == Written(run=True, judgment=True,
+                                                             run_id="run-001")
 
 
 def test_a_label_of_an_unknown_run_breaks_the_foreign_key(ledger: Ledger):

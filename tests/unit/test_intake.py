@@ -13,8 +13,10 @@ from judge.bundle.intake import intake, missing_attribution, validate_attributio
 from judge.bundle.manifest import FileEntry, bundle_hash, write_manifest
 from judge.errors import AttributionError, HashMismatchError, JudgeError, ManifestError
 
+# the eleven attribution leaves of the spec's request example, in its order
 ALL_FIELDS = ["policy.vendor", "policy.name", "policy.version", "policy.checkpoint", "body.arm",
-              "body.hand", "body.calibrated_at", "task.id", "task.tier", "env", "seed"]
+              "body.hand", "body.dof", "body.mount_h_mm", "body.calibrated_at", "task.id",
+              "task.tier"]
 
 
 def full_request() -> dict:
@@ -119,15 +121,37 @@ def test_some_missing_fields_empty_values_count_as_missing():
     req = full_request()
     del req["policy"]["checkpoint"]
     req["body"]["calibrated_at"] = ""
+    req["body"]["dof"] = ""
     req["task"]["tier"] = "   "
-    req["env"] = {}
-    req["seed"] = None
-    assert missing_attribution(req) == ["policy.checkpoint", "body.calibrated_at", "task.tier",
-                                        "env", "seed"]
+    req["body"]["mount_h_mm"] = None
+    assert missing_attribution(req) == ["policy.checkpoint", "body.dof", "body.mount_h_mm",
+                                        "body.calibrated_at", "task.tier"]
     with pytest.raises(AttributionError, match=r"missing 5 required attribution field\(s\): "
-                                               r"policy.checkpoint, body.calibrated_at, "
-                                               r"task.tier, env, seed$"):
+                                               r"policy.checkpoint, body.dof, body.mount_h_mm, "
+                                               r"body.calibrated_at, task.tier$"):
         validate_attribution(req)
+
+
+def test_a_request_without_body_dof_is_refused_naming_it():
+    req = full_request()
+    del req["body"]["dof"]
+    with pytest.raises(AttributionError, match=r"^request: missing 1 required attribution "
+                                               r"field\(s\): body.dof$"):
+        validate_attribution(req)
+
+
+def test_body_dof_zero_is_present_and_env_seed_are_optional_but_kept():
+    req = full_request()
+    req["body"]["dof"] = 0
+    req["body"]["mount_h_mm"] = 0
+    assert missing_attribution(req) == []
+    a = validate_attribution(req)
+    assert (a.body.dof, a.body.mount_h_mm) == (0, 0.0)
+    assert a.env == {"lighting_k": 4200, "clutter": 3, "friction_mu": 0.42}
+    assert a.seed == "0x5F3A9C21"
+    del req["env"], req["seed"]
+    a = validate_attribution(req)
+    assert (a.env, a.seed) == (None, None)
 
 
 def test_seed_zero_is_present_and_request_shape_validates():

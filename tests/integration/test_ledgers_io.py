@@ -7,6 +7,8 @@ Fixtures and record factories come from ``test_ledgers.py``.
 from __future__ import annotations
 
 import json
+import shutil
+from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -14,6 +16,7 @@ import pytest
 import test_ledgers
 from test_ledgers import T0, label, make_judgment, make_run
 
+from judge.ensemble.taxonomy import load_taxonomy
 from judge.ledgers import LabelImportError, Ledger, LedgerError
 from judge.ledgers.export import export_evaluation_run, read_evaluation_run
 from judge.ledgers.labels import import_labels
@@ -197,18 +200,20 @@ def test_export_writes_the_hive_partition_with_operator_labels_winning(ledger, t
     assert table.column_names == [
         "task_id", "model_artifact", "episode_id", "success", "failure_reason", "cycle_sec",
         "attempt", "attempt_confidence", "success_confidence", "judge_version", "run_id",
-        "label_source", "judge_attempt", "judge_success", "judge_failure_class"]
+        "label_source", "judge_attempt", "judge_success", "judge_failure_class",
+        "failure_class", "counts_against_policy"]
     assert table.schema.field("success").type == pa.bool_()
+    assert table.schema.field("counts_against_policy").type == pa.bool_()
     rows = [tuple(r.values()) for r in table.to_pylist()]
-    assert rows == [
+    assert rows == [  # grasp.drop is in no taxonomy: unknown, so it counts against the policy
         ("tabletop.T1", "policy-a@6.0.2", "r1", True, "", 10.0, True, 0.95, 0.9,
-         "rc-judge-v1", "r1", "judge", True, True, None),
+         "rc-judge-v1", "r1", "judge", True, True, None, None, False),
         ("tabletop.T1", "policy-a@6.0.2", "r2", True, "", 12.0, True, 0.9, 0.8,
-         "rc-judge-v1", "r2", "operator", True, False, "grasp.slip"),
+         "rc-judge-v1", "r2", "operator", True, False, "grasp.slip", None, False),
         ("tabletop.T2", "policy-a@6.0.2", "r3", False, "grasp.drop", 8.0, True, 0.7, 0.6,
-         "rc-judge-v1", "r3", "operator", True, False, None),
+         "rc-judge-v1", "r3", "operator", True, False, None, "grasp.drop", True),
         ("tabletop.T2", "policy-a@6.0.3", "r4", False, "grasp.drop", 9.0, False, 0.55, 0.75,
-         "rc-judge-v1", "r4", "judge", False, False, "grasp.drop"),
+         "rc-judge-v1", "r4", "judge", False, False, "grasp.drop", "grasp.drop", True),
     ]
     export_evaluation_run(ledger, "rc-judge-v2", tmp_path / "eval")
     both = read_evaluation_run(tmp_path / "eval")
@@ -243,6 +248,94 @@ def test_the_export_loads_in_the_verdict_engine_and_yields_cards(ledger, tmp_pat
         "tabletop.T1": ("배포 후보", 1.0, 0, None, 11.0),
         "tabletop.T2": ("성공률 미달", 0.0, 1, "grasp.drop", 8.0),
     }
+
+
+@pytest.fixture
+def configs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """A copy of configs/ under ``RCJUDGE_CONFIGS`` whose taxonomy a test may edit."""
+    folder = tmp_path / "configs"
+    shutil.copytree(test_ledgers.REPO / "configs", folder)
+    monkeypatch.setenv("RCJUDGE_CONFIGS", str(folder))
+    load_taxonomy.cache_clear()
+    yield folder
+    load_taxonomy.cache_clear()
+
+
+def promote(configs: Path, failure_class: str) -> None:
+    """Flip ``failure_class`` to ``counts_against_policy: true`` in the copied taxonomy."""
+    path = configs / "taxonomy.yaml"
+    text = path.read_text(encoding="utf-8")
+    old = f"  {failure_class}: {{counts_against_policy: false,"
+    assert text.count(old) == 1
+    path.write_text(text.replace(old, f"  {failure_class}: {{counts_against_policy: true,"),
+                    encoding="utf-8")
+    load_taxonomy.cache_clear()
+
+
+#: run, judge (success, class), current operator label (success, class) or None, cycle_sec.
+EXEMPT_WORLD = [
+    ("e01", (True, None), None, 10.0),                                # success: never counts
+    ("e02", (False, "grasp.slip"), None, 11.0),                       # policy class
+    ("e03", (False, "env.object_missing"), None, 12.0),               # exempt env.*
+    ("e04", (False, "env.object_missing"), None, 13.0),               # exempt env.*
+    ("e05", (False, None), None, 14.0),                               # NULL class counts
+    ("e06", (False, ""), None, 15.0),                                 # "" class counts
+    ("e07", (False, "grasp.drop"), None, 16.0),                       # unknown class counts
+    ("e08", (False, "grasp.slip"), (False, "operator.intervention"), 17.0),  # label: exempt
+    ("e09", (False, "env.object_missing"), (False, None), 18.0),      # label, no class: counts
+    ("e10", (False, "hardware.estop"), (False, "grasp.miss"), 19.0),  # label: policy class
+    ("e11", (False, "env.lighting_failure"), (True, None), 20.0),     # label: a success
+    ("e12", (False, "hardware.estop"), None, 21.0),                   # exempt hardware.*
+]
+
+
+def _exempt_world(ledger: Ledger) -> None:
+    """Task tabletop.T3: the judgments store counts_against_policy as judged (exempt:
+    False), which the export must not trust: it looks the class up again."""
+    taxonomy = load_taxonomy()
+    labels = []
+    for i, (name, (suc, cls), lab, cycle) in enumerate(EXEMPT_WORLD):
+        run = make_run(name, task="tabletop.T3", cycle_sec=cycle)
+        judgment = make_judgment(run, "rc-judge-v1", True, suc, cls).model_copy(
+            update={"counts_against_policy": not suc and taxonomy.counts_against_policy(cls)})
+        ledger.record(run, judgment)
+        if lab is not None:
+            labels.append(label(name, True, lab[0], lab[1], i))
+    ledger.add_labels(labels)
+
+
+def _counts(ledger: Ledger, out: Path) -> list[tuple]:
+    path = export_evaluation_run(ledger, "rc-judge-v1", out).path
+    table = pq.read_table(path, columns=["run_id", "failure_reason", "failure_class",
+                                         "counts_against_policy"])
+    return [tuple(r.values()) for r in table.to_pylist()]
+
+
+def test_export_looks_up_counts_against_policy_in_the_current_taxonomy(ledger, configs,
+                                                                      tmp_path):
+    _exempt_world(ledger)
+    assert _counts(ledger, tmp_path / "eval") == [
+        ("e01", "", None, False),
+        ("e02", "grasp.slip", "grasp.slip", True),
+        ("e03", "env.object_missing", "env.object_missing", False),
+        ("e04", "env.object_missing", "env.object_missing", False),
+        ("e05", "", None, True),
+        ("e06", "", "", True),
+        ("e07", "grasp.drop", "grasp.drop", True),
+        ("e08", "operator.intervention", "operator.intervention", False),
+        ("e09", "", None, True),
+        ("e10", "grasp.miss", "grasp.miss", True),
+        ("e11", "", None, False),
+        ("e12", "hardware.estop", "hardware.estop", False),
+    ]
+    promote(configs, "env.object_missing")  # after judging: history follows the taxonomy
+    promoted = _counts(ledger, tmp_path / "eval")
+    assert [r for r in promoted if r[0] in ("e03", "e04")] == [
+        ("e03", "env.object_missing", "env.object_missing", True),
+        ("e04", "env.object_missing", "env.object_missing", True)]
+    assert [r[3] for r in promoted if r[0] not in ("e03", "e04")] == [
+        False, True, True, True, True, False, True, True, False, False]
+    assert not ledger.get_judgment("e03", "rc-judge-v1").counts_against_policy  # as stored
 
 
 def test_export_of_an_unknown_version_names_the_known_ones(ledger, tmp_path):

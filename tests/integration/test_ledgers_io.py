@@ -311,6 +311,22 @@ def _counts(ledger: Ledger, out: Path) -> list[tuple]:
     return [tuple(r.values()) for r in table.to_pylist()]
 
 
+def _t3_card(path: str) -> tuple:
+    from verdict.engine import build_cards
+
+    spec = pa.table({"task_id": ["tabletop.T3"], "required_skill": ["pick_place"],
+                     "target_success_rate": [0.8], "top_reason_share_limit": [0.6],
+                     "max_cycle_sec": [30.0], "min_episode_count": [10]})
+    ds_row = pa.table({"task_id": ["tabletop.T3"], "required_skill": ["pick_place"],
+                       "episode_count": [120], "capture_site": ["sf-03"],
+                       "robot_hand_type": ["WujiHand2"]})
+    (card,) = build_cards(path, spec, ds_row, "policy-a@6.0.2")
+    counted = {(e.field, e.agg): e.value for e in card.evidence if e.agg == "count"}
+    return (card.verdict, card.success_rate, card.failure_total, card.top_failure_reason,
+            card.top_failure_count, card.top_failure_share, card.cycle_sec_median,
+            counted[("episode_id", "count")], counted[("success", "count")])
+
+
 def test_export_looks_up_counts_against_policy_in_the_current_taxonomy(ledger, configs,
                                                                       tmp_path):
     _exempt_world(ledger)
@@ -336,6 +352,23 @@ def test_export_looks_up_counts_against_policy_in_the_current_taxonomy(ledger, c
     assert [r[3] for r in promoted if r[0] not in ("e03", "e04")] == [
         False, True, True, True, True, False, True, True, False, False]
     assert not ledger.get_judgment("e03", "rc-judge-v1").counts_against_policy  # as stored
+
+
+def test_exempt_failures_leave_the_card_until_their_class_is_promoted(ledger, configs,
+                                                                      tmp_path):
+    _exempt_world(ledger)
+    path = export_evaluation_run(ledger, "rc-judge-v1", tmp_path / "eval").path
+    # counted: e01 e02 e05 e06 e07 e09 e10 e11 (2 successes, 6 failures, 3 of them with
+    # no reason); grasp.drop/miss/slip tie at 1 and grasp.drop sorts first; 1/6 → 0.17;
+    # cycles 10 11 14 15 16 18 19 20 → (15 + 16) / 2. Without the rule env.object_missing
+    # (2 of 10 failures) would be the top reason and the rate 2/12 = 0.17.
+    assert _t3_card(path) == ("성공률 미달", 0.25, 6, "grasp.drop", 1, 0.17, 15.5, 8, 2)
+    promote(configs, "env.object_missing")
+    path = export_evaluation_run(ledger, "rc-judge-v1", tmp_path / "eval").path
+    # e03, e04 count now: 10 rows, 2 successes; env.object_missing 2 of 8 failures;
+    # cycles 10 11 12 13 14 15 16 18 19 20 → (14 + 15) / 2.
+    assert _t3_card(path) == ("성공률 미달", 0.2, 8, "env.object_missing", 2, 0.25, 14.5,
+                              10, 2)
 
 
 def test_export_of_an_unknown_version_names_the_known_ones(ledger, tmp_path):

@@ -6,8 +6,10 @@ is checked first and every bad row is reported with its line number and field;
 a file with any error imports nothing. Then all rows go in one transaction.
 
 Values: booleans are ``true/false/1/0/yes/no`` in any case (JSON ``true``/
-``false`` and ``0``/``1`` too); ``failure_class`` may be empty (no class given)
-and must be empty when ``success`` is true; ``labeled_at`` is ISO 8601 (a value
+``false`` and ``0``/``1`` too), and ``success`` cannot be true when ``attempt``
+is false; ``failure_class`` may be empty (no class given), else it must be a
+class of the current taxonomy (``configs/taxonomy.yaml``), and it must be empty
+when ``success`` is true; ``labeled_at`` is ISO 8601 (a value
 without an offset is taken as UTC). A row with the same ``run_id``,
 ``labeled_by`` and ``labeled_at`` as a stored label is already there and skipped,
 so importing a file twice adds nothing.
@@ -25,6 +27,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from judge.ensemble.taxonomy import Taxonomy, load_taxonomy
 from judge.ledgers import schema as S
 from judge.ledgers.errors import LabelImportError, LedgerError, RowError
 from judge.ledgers.records import Label, utc
@@ -127,8 +130,26 @@ def _text(value: Any) -> str | None:
     return value.strip() or None
 
 
-def parse_row(line: int, raw: dict[str, Any]) -> Label | list[RowError]:
-    """One raw row → a :class:`Label`, or every error of that row."""
+def _class_problem(name: str, taxonomy: Taxonomy) -> str | None:
+    """Why ``name`` is not a class of ``taxonomy`` (listing what is), or None when it is."""
+    if name in taxonomy.classes:
+        return None
+    family = name.partition(".")[0]
+    if family in taxonomy.families:
+        known = f"the {family} classes are " + ", ".join(taxonomy.in_family(family))
+    else:
+        known = f"its family {family!r} is none of " + ", ".join(taxonomy.families)
+    return f"{name!r} is not a class of the taxonomy; {known} (or leave it empty)"
+
+
+def parse_row(line: int, raw: dict[str, Any],
+              taxonomy: Taxonomy | None = None) -> Label | list[RowError]:
+    """One raw row → a :class:`Label`, or every error of that row.
+
+    ``taxonomy`` (default: the current ``configs/taxonomy.yaml``) lists the
+    classes a ``failure_class`` may name.
+    """
+    taxonomy = taxonomy or load_taxonomy()
     errors: list[RowError] = []
     vals: dict[str, Any] = {}
     for name in ("run_id", "labeled_by"):
@@ -140,10 +161,17 @@ def parse_row(line: int, raw: dict[str, Any]) -> Label | list[RowError]:
         vals[name] = _bool(raw[name])
         if vals[name] is None:
             errors.append(RowError(line, name, f"{raw[name]!r} is not a boolean; {_BOOL_HINT}"))
+    if vals["attempt"] is False and vals["success"] is True:
+        errors.append(RowError(line, "success", "true with attempt false; a run that was not "
+                               "attempted cannot succeed (expected success false when attempt "
+                               "is false)"))
     fc = raw["failure_class"]
     if fc is not None and not isinstance(fc, str):
         errors.append(RowError(line, "failure_class", f"{fc!r} is not text"))
     vals["failure_class"] = _text(fc) if isinstance(fc, str) else None
+    if vals["failure_class"] is not None and vals["success"] is not True and (
+            problem := _class_problem(vals["failure_class"], taxonomy)):
+        errors.append(RowError(line, "failure_class", problem))
     if vals["success"] is True and vals["failure_class"] is not None:
         errors.append(RowError(line, "failure_class", f"{vals['failure_class']!r} given for a "
                                "successful run; expected empty when success is true"))
@@ -158,11 +186,16 @@ def parse_row(line: int, raw: dict[str, Any]) -> Label | list[RowError]:
     return errors or Label(**vals)
 
 
-def read_labels(path: str | Path) -> tuple[list[tuple[int, Label]], list[RowError]]:
-    """Parse a label file: (line, label) pairs and every row error (file order)."""
+def read_labels(path: str | Path, taxonomy: Taxonomy | None = None,
+                ) -> tuple[list[tuple[int, Label]], list[RowError]]:
+    """Parse a label file: (line, label) pairs and every row error (file order).
+
+    Classes are checked against ``taxonomy`` (default: the current one).
+    """
     path = Path(path)
     if not path.is_file():
         raise LedgerError(f"{path}: label file not found")
+    taxonomy = taxonomy or load_taxonomy()
     labels: list[tuple[int, Label]] = []
     errors: list[RowError] = []
     seen: dict[tuple[str, str, datetime], int] = {}
@@ -170,7 +203,7 @@ def read_labels(path: str | Path) -> tuple[list[tuple[int, Label]], list[RowErro
         if isinstance(raw, RowError):
             errors.append(raw)
             continue
-        parsed = parse_row(line, raw)
+        parsed = parse_row(line, raw, taxonomy)
         if isinstance(parsed, list):
             errors.extend(parsed)
             continue

@@ -143,6 +143,70 @@ def test_a_jsonl_with_errors_imports_nothing(three_runs, tmp_path):
     assert three_runs.counts()["operator_labels"] == 0
 
 
+GRASP_CLASSES = ("grasp.miss, grasp.slip, grasp.wrong_pose, grasp.crush, "
+                 "grasp.premature_release, grasp.unstable, grasp.no_close, "
+                 "grasp.multiple_objects")
+FAMILIES = "grasp, motion, perception, placement, task, env, hardware, operator"
+
+
+def test_unknown_classes_and_a_success_without_an_attempt_are_refused(three_runs, tmp_path):
+    f = tmp_path / "classes.csv"
+    f.write_text(HEADER
+                 + "run-001,1,0,grasp.drop,op-kim,2026-09-16T12:01:00Z\n"           # 2 unknown
+                 + "run-002,1,0,,op-kim,2026-09-16T12:02:00Z\n"                     # 3 ok: empty
+                 + "run-003,0,1,,op-kim,2026-09-16T12:03:00Z\n"                     # 4
+                 + "run-001,1,0,gripper.jam,op-lee,2026-09-16T12:04:00Z\n"          # 5 family
+                 + "run-002,1,0,env.object_missing,op-lee,2026-09-16T12:05:00Z\n"   # 6 ok
+                 + "run-003,no,yes,grasp.slip,op-lee,2026-09-16T12:06:00Z\n"        # 7
+                 + "run-001,true,false,Grasp.Slip,op-lee,2026-09-16T12:07:00Z\n")   # 8 case
+    with pytest.raises(LabelImportError) as info:
+        import_labels(three_runs, f)
+    assert [str(e) for e in info.value.errors] == [
+        "line 2: failure_class: 'grasp.drop' is not a class of the taxonomy; the grasp "
+        f"classes are {GRASP_CLASSES} (or leave it empty)",
+        "line 4: success: true with attempt false; a run that was not attempted cannot "
+        "succeed (expected success false when attempt is false)",
+        "line 5: failure_class: 'gripper.jam' is not a class of the taxonomy; its family "
+        f"'gripper' is none of {FAMILIES} (or leave it empty)",
+        "line 7: success: true with attempt false; a run that was not attempted cannot "
+        "succeed (expected success false when attempt is false)",
+        "line 7: failure_class: 'grasp.slip' given for a successful run; expected empty when "
+        "success is true",
+        "line 8: failure_class: 'Grasp.Slip' is not a class of the taxonomy; its family "
+        f"'Grasp' is none of {FAMILIES} (or leave it empty)",
+    ]
+    assert str(info.value).splitlines()[0] == f"{f}: 6 error(s), nothing imported"
+    assert three_runs.counts()["operator_labels"] == 0
+    j = tmp_path / "classes.jsonl"
+    ok = {"run_id": "run-001", "attempt": True, "success": False, "failure_class": None,
+          "labeled_by": "op-kim", "labeled_at": "2026-09-16T12:01:00Z"}
+    j.write_text("\n".join(json.dumps({**ok, **change}) for change in (
+        {}, {"failure_class": "task.unknown"}, {"attempt": False, "success": True},
+        {"failure_class": "", "labeled_by": "op-lee"})) + "\n")
+    with pytest.raises(LabelImportError) as info:
+        import_labels(three_runs, j)
+    assert [str(e) for e in info.value.errors] == [
+        "line 2: failure_class: 'task.unknown' is not a class of the taxonomy; the task "
+        "classes are task.timeout, task.no_attempt, task.wrong_order, task.incomplete, "
+        "task.gave_up, task.undid_progress, task.instruction_ignored, task.other (or leave "
+        "it empty)",
+        "line 3: success: true with attempt false; a run that was not attempted cannot "
+        "succeed (expected success false when attempt is false)",
+    ]
+    assert three_runs.counts()["operator_labels"] == 0
+
+
+def test_label_classes_are_checked_against_the_current_taxonomy(three_runs, configs, tmp_path):
+    f = tmp_path / "drop.csv"
+    f.write_text(HEADER + "run-001,1,0,grasp.drop,op-kim,2026-09-16T12:01:00Z\n")
+    with pytest.raises(LabelImportError, match=r"line 2: failure_class: 'grasp.drop' is not"):
+        import_labels(three_runs, f)
+    with (configs / "taxonomy.yaml").open("a", encoding="utf-8") as fh:
+        fh.write('  grasp.drop: {counts_against_policy: true, description: "dropped"}\n')
+    load_taxonomy.cache_clear()
+    assert import_labels(three_runs, f).imported == 1
+
+
 def test_a_missing_file_or_an_unknown_suffix(ledger, tmp_path):
     with pytest.raises(LedgerError, match=r"labels.csv: label file not found$"):
         import_labels(ledger, tmp_path / "labels.csv")

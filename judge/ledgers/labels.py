@@ -1,7 +1,8 @@
 """Operator label import (``rcjudge labels import FILE``): what people said, into the ledger.
 
 A CSV (header row) or JSONL (one object a line) file with the columns
-``run_id, attempt, success, failure_class, labeled_by, labeled_at``. Every row
+``run_id, attempt, success, failure_class, labeled_by, labeled_at``, in UTF-8
+(a line with other bytes or a NUL byte is an error naming its byte offset). Every row
 is checked first and every bad row is reported with its line number and field;
 a file with any error imports nothing. Then all rows go in one transaction.
 
@@ -17,7 +18,9 @@ so importing a file twice adds nothing.
 
 from __future__ import annotations
 
+import codecs
 import csv
+import io
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -51,49 +54,82 @@ class ImportSummary:
     runs: int
 
 
+def _text_lines(path: Path) -> tuple[list[str], list[RowError]]:
+    """The file's physical lines (ends kept, a UTF-8 BOM dropped), or one error per line
+    that is not UTF-8 or holds a NUL byte (offsets count bytes from the file's start)."""
+    data = path.read_bytes()
+    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        return [], [RowError(1, "encoding", "the file starts with a UTF-16 byte order mark "
+                             f"({data[:2].hex(' ')}); expected a UTF-8 file")]
+    offset = len(codecs.BOM_UTF8) if data.startswith(codecs.BOM_UTF8) else 0
+    # surrogateescape keeps every byte; line ends are ASCII, so lines split as in the file
+    text = data[offset:].decode("utf-8", errors="surrogateescape")
+    lines = io.StringIO(text, newline="").readlines()
+    errors: list[RowError] = []
+    for number, line in enumerate(lines, start=1):
+        raw = line.encode("utf-8", errors="surrogateescape")
+        try:
+            raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            errors.append(RowError(number, "encoding", f"byte 0x{raw[exc.start]:02x} at offset "
+                                   f"{offset + exc.start} is not UTF-8 ({exc.reason}); "
+                                   "expected a UTF-8 file"))
+        else:
+            if (nul := raw.find(b"\x00")) >= 0:
+                errors.append(RowError(number, "row", f"NUL byte at offset {offset + nul}; "
+                                       "expected text without NUL bytes"))
+        offset += len(raw)
+    return lines, errors
+
+
 def _rows(path: Path) -> Iterator[tuple[int, dict[str, Any] | RowError]]:
-    """(line, raw row) pairs of a CSV or JSONL file, or (line, error) for unreadable lines."""
+    """(line, raw row) pairs of a CSV or JSONL file, or (line, error) for unreadable lines.
+
+    A file with bytes that are not UTF-8 text (or NUL) yields only those errors.
+    """
     suffix = path.suffix.lower()
-    if suffix == ".csv":
-        with path.open(newline="", encoding="utf-8-sig") as fh:
-            reader = csv.reader(fh)
-            header = next(reader, None)
-            if header is None:
-                yield 1, RowError(1, "header", "empty file; expected a header row with "
-                                  + ", ".join(COLUMNS))
-                return
-            header = [h.strip() for h in header]
-            if problems := _column_problems(header):
-                yield 1, RowError(1, "header", problems)
-                return
-            line = reader.line_num + 1
-            for values in reader:
-                if any(v.strip() for v in values):
-                    if len(values) != len(header):
-                        yield line, RowError(line, "row", f"{len(values)} value(s), "
-                                             f"expected {len(header)}")
-                    else:
-                        yield line, dict(zip(header, values, strict=True))
-                line = reader.line_num + 1
-    elif suffix in (".jsonl", ".ndjson"):
-        with path.open(encoding="utf-8-sig") as fh:
-            for line, text in enumerate(fh, start=1):
-                if not text.strip():
-                    continue
-                try:
-                    obj = json.loads(text)
-                except json.JSONDecodeError as exc:
-                    yield line, RowError(line, "row", f"invalid JSON: {exc.msg}")
-                    continue
-                if not isinstance(obj, dict):
-                    yield line, RowError(line, "row", f"expected a JSON object, got "
-                                         f"{type(obj).__name__}")
-                elif problems := _column_problems(list(obj)):
-                    yield line, RowError(line, "columns", problems)
-                else:
-                    yield line, obj
-    else:
+    if suffix not in (".csv", ".jsonl", ".ndjson"):
         raise LedgerError(f"{path}: suffix {suffix!r}; expected .csv or .jsonl")
+    lines, errors = _text_lines(path)
+    if errors:
+        yield from ((e.line, e) for e in errors)
+        return
+    if suffix == ".csv":
+        reader = csv.reader(io.StringIO("".join(lines), newline=""))
+        header = next(reader, None)
+        if header is None:
+            yield 1, RowError(1, "header", "empty file; expected a header row with "
+                              + ", ".join(COLUMNS))
+            return
+        header = [h.strip() for h in header]
+        if problems := _column_problems(header):
+            yield 1, RowError(1, "header", problems)
+            return
+        line = reader.line_num + 1
+        for values in reader:
+            if any(v.strip() for v in values):
+                if len(values) != len(header):
+                    yield line, RowError(line, "row", f"{len(values)} value(s), "
+                                         f"expected {len(header)}")
+                else:
+                    yield line, dict(zip(header, values, strict=True))
+            line = reader.line_num + 1
+        return
+    for line, text in enumerate(lines, start=1):
+        if not text.strip():
+            continue
+        try:
+            obj = json.loads(text)
+        except json.JSONDecodeError as exc:
+            yield line, RowError(line, "row", f"invalid JSON: {exc.msg}")
+            continue
+        if not isinstance(obj, dict):
+            yield line, RowError(line, "row", f"expected a JSON object, got "
+                                 f"{type(obj).__name__}")
+        elif problems := _column_problems(list(obj)):
+            yield line, RowError(line, "columns", problems)
+        else:
+            yield line, obj
 
 
 def _column_problems(names: list[str]) -> str:
@@ -157,6 +193,9 @@ def parse_row(line: int, raw: dict[str, Any],
         if vals[name] is None:
             errors.append(RowError(line, name, f"empty or not text ({raw[name]!r}); "
                                    "expected a non-empty string"))
+        elif "\x00" in vals[name]:
+            errors.append(RowError(line, name, f"{vals[name]!r} holds a NUL character; "
+                                   "expected text without NUL"))
     for name in ("attempt", "success"):
         vals[name] = _bool(raw[name])
         if vals[name] is None:

@@ -207,6 +207,88 @@ def test_label_classes_are_checked_against_the_current_taxonomy(three_runs, conf
     assert import_labels(three_runs, f).imported == 1
 
 
+def test_a_label_file_that_is_not_utf8_or_holds_nul_bytes_imports_nothing(three_runs,
+                                                                        tmp_path):
+    f = tmp_path / "bytes.csv"  # HEADER is 59 bytes, a plain row below 41
+    f.write_bytes(HEADER.encode()
+                  + b"run-001,1,0,,op-kim,2026-09-16T12:01:00Z\n"        # 2: 59..99
+                  + b"run-002,1,0,,op-k\xe9im,2026-09-16T12:02:00Z\n"   # 3: 100..141, 100+17
+                  + b"run-003,1,0,,op-kim,2026-09-16T12:03:00Z\n"        # 4: 142..182
+                  + b"run-001,1,0,,op-lee\x00,2026-09-16T12:05:00Z\n"   # 5: 183..224, 183+19
+                  + "run-002,1,0,,김".encode() + b"\xff,2026-09-16T12:06:00Z\n")  # 6: 225+16
+    with pytest.raises(LabelImportError) as info:
+        import_labels(three_runs, f)
+    assert str(info.value).splitlines() == [
+        f"{f}: 3 error(s), nothing imported",
+        "  line 3: encoding: byte 0xe9 at offset 117 is not UTF-8 (invalid continuation "
+        "byte); expected a UTF-8 file",
+        "  line 5: row: NUL byte at offset 202; expected text without NUL bytes",
+        "  line 6: encoding: byte 0xff at offset 241 is not UTF-8 (invalid start byte); "
+        "expected a UTF-8 file",
+    ]
+    line = json.dumps({"run_id": "run-001", "attempt": 1, "success": 0, "failure_class": None,
+                       "labeled_by": "op-kim", "labeled_at": "2026-09-16T12:01:00Z"}).encode()
+    assert (len(line), line.index(b"op-kim")) == (134, 88)
+    j = tmp_path / "bytes.jsonl"  # lines 1 and 2 are 135 bytes with the newline, 3 is blank
+    j.write_bytes(line + b"\n" + line.replace(b"op-kim", b"op-k\xe9m") + b"\n\n"
+                  + line.replace(b"op-kim", b"op-\x00im") + b"\n")
+    with pytest.raises(LabelImportError) as info:
+        import_labels(three_runs, j)
+    assert [str(e) for e in info.value.errors] == [
+        "line 2: encoding: byte 0xe9 at offset 227 is not UTF-8 (invalid continuation byte); "
+        "expected a UTF-8 file",                                            # 135 + 88 + 4
+        "line 4: row: NUL byte at offset 362; expected text without NUL bytes",  # 271 + 91
+    ]
+    assert three_runs.counts()["operator_labels"] == 0
+
+
+def test_a_nul_byte_in_a_value_of_a_known_run_imports_nothing(three_runs, tmp_path):
+    f = tmp_path / "nul.csv"
+    f.write_bytes(HEADER.encode() + b"run-001,1,0,,op-k\x00im,2026-09-16T12:01:00Z\n")
+    with pytest.raises(LabelImportError) as info:
+        import_labels(three_runs, f)
+    assert [str(e) for e in info.value.errors] == [
+        "line 2: row: NUL byte at offset 76; expected text without NUL bytes"]  # 59 + 17
+    j = tmp_path / "escaped.jsonl"  # a JSON \u0000 escape is a NUL in the value
+    j.write_text(json.dumps({"run_id": "run-001", "attempt": 1, "success": 0,
+                             "failure_class": None, "labeled_by": "op-k\x00im",
+                             "labeled_at": "2026-09-16T12:01:00Z"}) + "\n")
+    with pytest.raises(LabelImportError) as info:
+        import_labels(three_runs, j)
+    assert [str(e) for e in info.value.errors] == [
+        "line 1: labeled_by: 'op-k\\x00im' holds a NUL character; expected text without NUL"]
+    assert three_runs.counts()["operator_labels"] == 0
+
+
+def test_utf16_is_named_and_a_utf8_bom_is_fine(three_runs, tmp_path):
+    f = tmp_path / "excel.csv"
+    f.write_bytes((HEADER + "run-001,1,0,,op-kim,2026-09-16T12:01:00Z\n").encode("utf-16"))
+    with pytest.raises(LabelImportError) as info:
+        import_labels(three_runs, f)
+    assert [str(e) for e in info.value.errors] == [
+        "line 1: encoding: the file starts with a UTF-16 byte order mark (ff fe); expected "
+        "a UTF-8 file"]
+    bom = tmp_path / "bom.csv"
+    bom.write_bytes(b"\xef\xbb\xbf" + (HEADER + "run-001,1,0,,op-kim,"
+                                        "2026-09-16T12:01:00Z\n").encode())
+    assert import_labels(three_runs, bom).imported == 1
+
+
+def test_labels_import_command_on_bad_bytes(db, three_runs, tmp_path, capsys):
+    f = tmp_path / "latin1.csv"
+    f.write_bytes(HEADER.encode() + b"run-001,1,0,,Jos\xe9,2026-09-16T12:01:00Z\n")
+    assert main(["labels", "import", str(f), "--db", db.cli_url]) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        f"rcjudge: error: {f}: 1 error(s), nothing imported",
+        "  line 2: encoding: byte 0xe9 at offset 75 is not UTF-8 (invalid continuation "
+        "byte); expected a UTF-8 file"]                                     # 59 + 16
+    assert main(["labels", "import", str(f), "--db", db.cli_url, "--json"]) == 2
+    assert json.loads(capsys.readouterr().out)["errors"] == [
+        {"line": 2, "field": "encoding", "message": "byte 0xe9 at offset 75 is not UTF-8 "
+         "(invalid continuation byte); expected a UTF-8 file"}]
+    assert three_runs.counts()["operator_labels"] == 0
+
+
 def test_a_missing_file_or_an_unknown_suffix(ledger, tmp_path):
     with pytest.raises(LedgerError, match=r"labels.csv: label file not found$"):
         import_labels(ledger, tmp_path / "labels.csv")

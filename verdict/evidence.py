@@ -1,7 +1,8 @@
 """Evidence rows of a card and the hedge that says what could not be counted.
 
 Each row cites a real column of its source table. A value counted over several
-evaluation rows carries ``agg`` (``episode_id``/count = rows, ``success``/count =
+evaluation rows (the task's counted rows: exempt failures are not among them)
+carries ``agg`` (``episode_id``/count = rows, ``success``/count =
 rows with success true, ``cycle_sec``/median); every other value is the cited
 cell verbatim (the task's task_spec or dataset_index row, or for
 ``failure_reason`` the top reason as it is written in the rows).
@@ -96,13 +97,19 @@ def hedge_and_missing(v: TaskView) -> tuple[str | None, dict[str, str]]:
     if v.skill_unknown:
         where = "dataset_index" if v.ds_skill is None else "task_spec"
         notes.append(f"{where}.required_skill 이 비어 있어 능력 비교(규칙 1)를 하지 못했습니다.")
+    exempt = f"정책 책임이 아닌 실패 {v.n_exempt}회(counts_against_policy false)"
     if not v.n_rows:
-        notes.append(f"evaluation_run 에 이번 회차({v.artifact}) 행이 없어 성공률·실패·주기 "
+        rows = f"행이 {exempt}뿐이라" if v.n_exempt else "행이 없어"
+        notes.append(f"evaluation_run 에 이번 회차({v.artifact}) {rows} 성공률·실패·주기 "
                      "값은 비어 있습니다.")
+        why = "evaluation_run 행 없음" + (
+            f" (정책 책임이 아닌 실패 {v.n_exempt}행 제외)" if v.n_exempt else "")
         for key in ("success_rate", "failure_total", "top_failure_reason",
                     "top_failure_count", "top_failure_share", "cycle_sec_median"):
-            missing[key] = "evaluation_run 행 없음"
+            missing[key] = why
         return " ".join(notes) or None, missing
+    if v.n_exempt:
+        notes.append(f"{exempt}는 평가 행에서 뺐습니다.")
     if v.n_success_null:
         skipped = "고 성공률 미달 판정은 건너뛰었" if v.rate_skipped else "었"
         notes.append(f"success 가 빈 행이 {v.n_success_null}개라 성공률을 계산하지 "

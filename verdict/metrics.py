@@ -2,7 +2,10 @@
 
 Sits between :mod:`verdict.tables` (normalised Arrow tables) and
 :mod:`verdict.rules` (decision order). Every array is aligned with the rows of
-``task_spec`` (one entry per task, in its order). No per-row Python: rows are
+``task_spec`` (one entry per task, in its order). A task's evaluation rows are
+this round's rows of the task minus its exempt failures (``success`` false and
+``counts_against_policy`` false): they do not count against the policy, so they
+are in no metric (only ``n_exempt`` counts them). No per-row Python: rows are
 mapped to task indices with ``pyarrow.compute.index_in`` and counted with
 ``numpy.bincount``; medians come from one sort of integer keys. Rates, shares
 and medians are rounded half-up on exact values (:mod:`verdict.exact`).
@@ -23,7 +26,7 @@ from verdict.exact import (
     ratio_half_up,
     scaled_ints,
 )
-from verdict.tables import Inputs
+from verdict.tables import EXEMPT_FLAG, Inputs
 
 
 @dataclass(frozen=True)
@@ -34,7 +37,7 @@ class Metrics:
     """
 
     n_tasks: int
-    n_rows: np.ndarray  # (T,) int64 evaluation rows of this round's artifact
+    n_rows: np.ndarray  # (T,) int64 evaluation rows of this round's artifact, exempt ones out
     n_true: np.ndarray  # (T,) int64 rows with success true
     n_success_null: np.ndarray  # (T,) int64 rows with success empty
     failure_total: np.ndarray  # (T,) int64 rows with success false
@@ -45,17 +48,30 @@ class Metrics:
     top_share: np.ndarray  # (T,) float64 half-up 2 decimals, NaN when no top reason
     n_cycle_null: np.ndarray  # (T,) int64 rows with cycle_sec empty
     cycle_median: np.ndarray  # (T,) float64 half-up 2 decimals, NaN without values
+    n_exempt: np.ndarray  # (T,) int64 exempt failures left out of every count above
 
 
 def _bincount(idx: np.ndarray, n: int) -> np.ndarray:
     return np.bincount(idx, minlength=n).astype(np.int64)
 
 
-def round_rows(inputs: Inputs) -> tuple[pa.Table, np.ndarray]:
-    """This round's evaluation rows whose task is in ``task_spec``, and their task index.
+def exempt(ev: pa.Table) -> np.ndarray:
+    """``(n_rows,)`` bool: ``success`` false and ``counts_against_policy`` false.
+
+    An empty cell in either column is not exempt; without the column no row is.
+    """
+    if EXEMPT_FLAG not in ev.column_names or not ev.num_rows:
+        return np.zeros(ev.num_rows, dtype=bool)
+    both = pc.and_(pc.invert(ev.column("success")), pc.invert(ev.column(EXEMPT_FLAG)))
+    return pc.fill_null(both, False).to_numpy(zero_copy_only=False).astype(bool)
+
+
+def round_rows(inputs: Inputs) -> tuple[pa.Table, np.ndarray, np.ndarray]:
+    """The task's evaluation rows of this round (task in ``task_spec``, exempt failures out).
 
     Returns:
-        The filtered table and an int64 array ``(n_rows,)`` of task_spec row indices.
+        The counted rows, an int64 array ``(n_rows,)`` of their task_spec row
+        indices, and the task index of each exempt row left out ``(n_exempt,)``.
     """
     ev = inputs.evaluation_run
     ev = ev.filter(pc.equal(ev.column("model_artifact"), inputs.artifact))
@@ -64,7 +80,10 @@ def round_rows(inputs: Inputs) -> tuple[pa.Table, np.ndarray]:
     valid = pc.is_valid(idx)
     ev = ev.filter(valid)
     idx = pc.filter(idx, valid).to_numpy().astype(np.int64)  # (n,) task index
-    return ev, idx
+    out = exempt(ev)  # (n,) bool
+    if not out.any():
+        return ev, idx, idx[out]
+    return ev.filter(pa.array(~out)), idx[~out], idx[out]
 
 
 def _bool_column(ev: pa.Table, name: str) -> tuple[np.ndarray, np.ndarray]:
@@ -133,7 +152,7 @@ def _medians(cycle: np.ndarray, idx: np.ndarray, n: int) -> np.ndarray:
 def compute(inputs: Inputs) -> Metrics:
     """Count this round's evaluation rows per task and round the metrics exactly."""
     n = inputs.task_spec.num_rows
-    ev, idx = round_rows(inputs)
+    ev, idx, exempt_idx = round_rows(inputs)
     success, success_null = _bool_column(ev, "success")
     n_rows = _bincount(idx, n)
     n_true = _bincount(idx[success & ~success_null], n)
@@ -162,4 +181,5 @@ def compute(inputs: Inputs) -> Metrics:
         top_reason=top, top_count=top_count, success_rate=rate, top_share=share,
         n_cycle_null=_bincount(idx[~cycle_ok], n),
         cycle_median=_medians(cycle[cycle_ok], idx[cycle_ok], n),
+        n_exempt=_bincount(exempt_idx, n),
     )

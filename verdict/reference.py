@@ -2,7 +2,9 @@
 
 Used by the 14 checks (:mod:`verdict.checks`): deliberately a second, plain
 implementation of the spec (no numpy, no Arrow compute), so a check that
-agrees with the vectorised engine is evidence and not an echo.
+agrees with the vectorised engine is evidence and not an echo. It applies the
+same exemption: a row with ``success`` false and ``counts_against_policy``
+false is not one of the task's evaluation rows.
 """
 
 from __future__ import annotations
@@ -23,14 +25,21 @@ def _blank(value: object) -> bool:
     return value is None or value == ""
 
 
+def exempt(row: dict[str, Any]) -> bool:
+    """An exempt failure: ``success`` false and ``counts_against_policy`` false (a row
+    without the column, or with either cell empty, counts)."""
+    return row["success"] is False and row.get("counts_against_policy") is False
+
+
 @dataclass
 class TaskRef:
     """One task's rows in the three tables and what the spec says its card holds."""
 
     task_id: str
-    rows: list[dict[str, Any]]
+    rows: list[dict[str, Any]]  # the task's evaluation rows of the round, exempt ones out
     spec: dict[str, Any] | None
     ds: dict[str, Any] | None
+    exempt: list[dict[str, Any]] = field(default_factory=list)  # the exempt failures
     metrics: dict[str, Any] = field(default_factory=dict)
     verdict: str | None = None
     cause: str | None = None
@@ -61,8 +70,9 @@ class Reference:
     def task(self, task_id: str, artifact: str) -> TaskRef:
         """Recompute the card values of ``task_id`` for the round of ``artifact``."""
         rows = [r for r in self._rows.get(task_id, ()) if r["model_artifact"] == artifact]
-        ref = TaskRef(task_id, rows, self._spec.get(task_id), self._ds.get(task_id))
-        ref.metrics = metrics(rows)
+        ref = TaskRef(task_id, [r for r in rows if not exempt(r)], self._spec.get(task_id),
+                      self._ds.get(task_id), exempt=[r for r in rows if exempt(r)])
+        ref.metrics = metrics(ref.rows)
         ref.metrics["more_episode_count"] = more_episodes(ref.spec, ref.ds)
         if ref.spec is not None:
             decide(ref)

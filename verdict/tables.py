@@ -4,7 +4,11 @@
 ``.csv`` or ``.jsonl`` (JSON lines with explicit ``null``s) or as Arrow tables.
 Columns the rules use are cast to one type each; every missing column of a
 table is reported at once. Extra columns are kept: evidence may cite any real
-column, and check 12 compares against the columns actually present.
+column, and check 12 compares against the columns actually present. The
+optional ``evaluation_run.counts_against_policy`` (written by the ledger
+export) is cast to bool when present: a row with ``success`` false and that
+flag false is an exempt failure and leaves the task's
+evaluation rows; without the column every row counts.
 """
 
 from __future__ import annotations
@@ -37,6 +41,12 @@ COLUMNS: dict[str, dict[str, pa.DataType]] = {
     },
 }
 TABLES: tuple[str, ...] = tuple(COLUMNS)
+#: The optional column that marks a failure as not the policy's (env/hardware/operator).
+EXEMPT_FLAG = "counts_against_policy"
+#: Columns a table may have, cast when present; absent means every row counts.
+OPTIONAL: dict[str, dict[str, pa.DataType]] = {
+    "evaluation_run": {EXEMPT_FLAG: pa.bool_()}, "task_spec": {}, "dataset_index": {},
+}
 #: String columns where an empty string means an empty cell (CSV writes both the same).
 #: ``failure_reason`` is left as is: the rules treat "" and null alike there.
 _BLANK_IS_NULL: dict[str, tuple[str, ...]] = {
@@ -78,7 +88,7 @@ def read_table(path: str | Path, table: str) -> pa.Table:
             raw = pq.read_table(path)
         elif suffix == ".csv":
             raw = pacsv.read_csv(path, convert_options=pacsv.ConvertOptions(
-                column_types=types, strings_can_be_null=True,
+                column_types={**types, **OPTIONAL[table]}, strings_can_be_null=True,
                 true_values=["true", "True", "TRUE", "1"],
                 false_values=["false", "False", "FALSE", "0"]))
         elif suffix in (".jsonl", ".ndjson"):
@@ -108,7 +118,7 @@ def normalise(raw: pa.Table, table: str, origin: str = "<table>") -> pa.Table:
     cols = []
     for name in raw.column_names:
         col = raw.column(name)
-        want = types.get(name)
+        want = types.get(name) or OPTIONAL[table].get(name)
         if want is not None and col.type != want:
             col = _cast(col, want, table, name, origin)
         cols.append(col)

@@ -51,6 +51,7 @@ class TaskView:
     skew_few: bool
     skew_skipped: bool
     cycle_skipped: bool
+    n_exempt: int
 
 
 def _f(values: list[float]) -> list[float | None]:
@@ -73,7 +74,7 @@ def task_views(al: Aligned, m: Metrics, d: Decision, artifact: str) -> Iterator[
         al.ds_skill, _i(al.episode_count.tolist()), al.capture_site, al.robot_hand_type,
         _i(d.more_episodes.tolist()), d.skill_unknown.tolist(), d.rate_skipped.tolist(),
         d.skew_few.tolist(), d.skew_skipped.tolist(), d.cycle_skipped.tolist(),
-        strict=True,
+        m.n_exempt.tolist(), strict=True,
     )
     for (task_id, v, c, n_rows, n_true, n_snull, ftot, n_empty, top, top_count, rate,
          share, n_cnull, median, *rest) in cols:

@@ -7,6 +7,9 @@ Precedence: where a run has an operator label, its current label wins for
 otherwise the judgment's values are used (``label_source='judge'``). The two
 confidences and the ``judge_*`` columns are always the judge's. ``failure_reason``
 is the failure class, ``""`` when the row is a success or has no class.
+``counts_against_policy`` is looked up in the taxonomy as it is at export time
+(not the value stored at judge time), so promoting a class reaches history on
+the next export; a success never counts, an empty or unknown class always does.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 import sqlalchemy as sa
 
+from judge.ensemble.taxonomy import Taxonomy, load_taxonomy
 from judge.ledgers import schema as S
 from judge.ledgers.errors import LedgerError
 from judge.ledgers.store import Ledger
@@ -34,7 +38,8 @@ SCHEMA = pa.schema([
     ("success_confidence", pa.float64()), ("judge_version", pa.string()),
     ("run_id", pa.string()), ("label_source", pa.string()),
     ("judge_attempt", pa.bool_()), ("judge_success", pa.bool_()),
-    ("judge_failure_class", pa.string()),
+    ("judge_failure_class", pa.string()), ("failure_class", pa.string()),
+    ("counts_against_policy", pa.bool_()),
 ])
 
 
@@ -53,8 +58,19 @@ def partition_dir(out: str | Path, judge_version: str) -> Path:
     return Path(out) / f"judge_version={quote(judge_version, safe='')}"
 
 
-def evaluation_run_table(ledger: Ledger, judge_version: str) -> pa.Table:
+def counts_against_policy(success: bool, failure_class: str | None,
+                          taxonomy: Taxonomy) -> bool:
+    """Whether a row counts against the policy: never a success; a failure unless its
+    class is listed in ``taxonomy`` as exempt (an empty or unknown class counts)."""
+    return not success and taxonomy.counts_against_policy(failure_class)
+
+
+def evaluation_run_table(ledger: Ledger, judge_version: str,
+                         taxonomy: Taxonomy | None = None) -> pa.Table:
     """The evaluation_run rows of ``judge_version``, sorted by task_id then run_id.
+
+    ``counts_against_policy`` comes from ``taxonomy`` (default: the current
+    ``configs/taxonomy.yaml``), applied to the class that won (label, else judgment).
 
     Raises:
         LedgerError: no judgment of that version exists (the known versions are named).
@@ -75,6 +91,7 @@ def evaluation_run_table(ledger: Ledger, judge_version: str) -> pa.Table:
         known = ", ".join(ledger.judge_versions()) or "none"
         raise LedgerError(f"--judge {judge_version!r}: no judgments of this version in the "
                           f"ledger (versions with judgments: {known})")
+    taxonomy = taxonomy or load_taxonomy()
     cols: dict[str, list] = {f.name: [] for f in SCHEMA}
     for row in rows:
         operator = row.label_id is not None
@@ -90,7 +107,8 @@ def evaluation_run_table(ledger: Ledger, judge_version: str) -> pa.Table:
             "success_confidence": row.success_confidence, "judge_version": judge_version,
             "run_id": row.run_id, "label_source": "operator" if operator else "judge",
             "judge_attempt": row.attempt, "judge_success": row.success,
-            "judge_failure_class": row.failure_class,
+            "judge_failure_class": row.failure_class, "failure_class": cls,
+            "counts_against_policy": counts_against_policy(success, cls, taxonomy),
         }
         for name, value in values.items():
             cols[name].append(value)

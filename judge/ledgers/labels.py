@@ -1,13 +1,16 @@
 """Operator label import (``rcjudge labels import FILE``): what people said, into the ledger.
 
 A CSV (header row) or JSONL (one object a line) file with the columns
-``run_id, attempt, success, failure_class, labeled_by, labeled_at``. Every row
+``run_id, attempt, success, failure_class, labeled_by, labeled_at``, in UTF-8
+(a line with other bytes or a NUL byte is an error naming its byte offset). Every row
 is checked first and every bad row is reported with its line number and field;
 a file with any error imports nothing. Then all rows go in one transaction.
 
 Values: booleans are ``true/false/1/0/yes/no`` in any case (JSON ``true``/
-``false`` and ``0``/``1`` too); ``failure_class`` may be empty (no class given)
-and must be empty when ``success`` is true; ``labeled_at`` is ISO 8601 (a value
+``false`` and ``0``/``1`` too), and ``success`` cannot be true when ``attempt``
+is false; ``failure_class`` may be empty (no class given), else it must be a
+class of the current taxonomy (``configs/taxonomy.yaml``), and it must be empty
+when ``success`` is true; ``labeled_at`` is ISO 8601 (a value
 without an offset is taken as UTC). A row with the same ``run_id``,
 ``labeled_by`` and ``labeled_at`` as a stored label is already there and skipped,
 so importing a file twice adds nothing.
@@ -15,7 +18,9 @@ so importing a file twice adds nothing.
 
 from __future__ import annotations
 
+import codecs
 import csv
+import io
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -25,6 +30,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from judge.ensemble.taxonomy import Taxonomy, load_taxonomy
 from judge.ledgers import schema as S
 from judge.ledgers.errors import LabelImportError, LedgerError, RowError
 from judge.ledgers.records import Label, utc
@@ -48,49 +54,82 @@ class ImportSummary:
     runs: int
 
 
+def _text_lines(path: Path) -> tuple[list[str], list[RowError]]:
+    """The file's physical lines (ends kept, a UTF-8 BOM dropped), or one error per line
+    that is not UTF-8 or holds a NUL byte (offsets count bytes from the file's start)."""
+    data = path.read_bytes()
+    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        return [], [RowError(1, "encoding", "the file starts with a UTF-16 byte order mark "
+                             f"({data[:2].hex(' ')}); expected a UTF-8 file")]
+    offset = len(codecs.BOM_UTF8) if data.startswith(codecs.BOM_UTF8) else 0
+    # surrogateescape keeps every byte; line ends are ASCII, so lines split as in the file
+    text = data[offset:].decode("utf-8", errors="surrogateescape")
+    lines = io.StringIO(text, newline="").readlines()
+    errors: list[RowError] = []
+    for number, line in enumerate(lines, start=1):
+        raw = line.encode("utf-8", errors="surrogateescape")
+        try:
+            raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            errors.append(RowError(number, "encoding", f"byte 0x{raw[exc.start]:02x} at offset "
+                                   f"{offset + exc.start} is not UTF-8 ({exc.reason}); "
+                                   "expected a UTF-8 file"))
+        else:
+            if (nul := raw.find(b"\x00")) >= 0:
+                errors.append(RowError(number, "row", f"NUL byte at offset {offset + nul}; "
+                                       "expected text without NUL bytes"))
+        offset += len(raw)
+    return lines, errors
+
+
 def _rows(path: Path) -> Iterator[tuple[int, dict[str, Any] | RowError]]:
-    """(line, raw row) pairs of a CSV or JSONL file, or (line, error) for unreadable lines."""
+    """(line, raw row) pairs of a CSV or JSONL file, or (line, error) for unreadable lines.
+
+    A file with bytes that are not UTF-8 text (or NUL) yields only those errors.
+    """
     suffix = path.suffix.lower()
-    if suffix == ".csv":
-        with path.open(newline="", encoding="utf-8-sig") as fh:
-            reader = csv.reader(fh)
-            header = next(reader, None)
-            if header is None:
-                yield 1, RowError(1, "header", "empty file; expected a header row with "
-                                  + ", ".join(COLUMNS))
-                return
-            header = [h.strip() for h in header]
-            if problems := _column_problems(header):
-                yield 1, RowError(1, "header", problems)
-                return
-            line = reader.line_num + 1
-            for values in reader:
-                if any(v.strip() for v in values):
-                    if len(values) != len(header):
-                        yield line, RowError(line, "row", f"{len(values)} value(s), "
-                                             f"expected {len(header)}")
-                    else:
-                        yield line, dict(zip(header, values, strict=True))
-                line = reader.line_num + 1
-    elif suffix in (".jsonl", ".ndjson"):
-        with path.open(encoding="utf-8-sig") as fh:
-            for line, text in enumerate(fh, start=1):
-                if not text.strip():
-                    continue
-                try:
-                    obj = json.loads(text)
-                except json.JSONDecodeError as exc:
-                    yield line, RowError(line, "row", f"invalid JSON: {exc.msg}")
-                    continue
-                if not isinstance(obj, dict):
-                    yield line, RowError(line, "row", f"expected a JSON object, got "
-                                         f"{type(obj).__name__}")
-                elif problems := _column_problems(list(obj)):
-                    yield line, RowError(line, "columns", problems)
-                else:
-                    yield line, obj
-    else:
+    if suffix not in (".csv", ".jsonl", ".ndjson"):
         raise LedgerError(f"{path}: suffix {suffix!r}; expected .csv or .jsonl")
+    lines, errors = _text_lines(path)
+    if errors:
+        yield from ((e.line, e) for e in errors)
+        return
+    if suffix == ".csv":
+        reader = csv.reader(io.StringIO("".join(lines), newline=""))
+        header = next(reader, None)
+        if header is None:
+            yield 1, RowError(1, "header", "empty file; expected a header row with "
+                              + ", ".join(COLUMNS))
+            return
+        header = [h.strip() for h in header]
+        if problems := _column_problems(header):
+            yield 1, RowError(1, "header", problems)
+            return
+        line = reader.line_num + 1
+        for values in reader:
+            if any(v.strip() for v in values):
+                if len(values) != len(header):
+                    yield line, RowError(line, "row", f"{len(values)} value(s), "
+                                         f"expected {len(header)}")
+                else:
+                    yield line, dict(zip(header, values, strict=True))
+            line = reader.line_num + 1
+        return
+    for line, text in enumerate(lines, start=1):
+        if not text.strip():
+            continue
+        try:
+            obj = json.loads(text)
+        except json.JSONDecodeError as exc:
+            yield line, RowError(line, "row", f"invalid JSON: {exc.msg}")
+            continue
+        if not isinstance(obj, dict):
+            yield line, RowError(line, "row", f"expected a JSON object, got "
+                                 f"{type(obj).__name__}")
+        elif problems := _column_problems(list(obj)):
+            yield line, RowError(line, "columns", problems)
+        else:
+            yield line, obj
 
 
 def _column_problems(names: list[str]) -> str:
@@ -127,8 +166,26 @@ def _text(value: Any) -> str | None:
     return value.strip() or None
 
 
-def parse_row(line: int, raw: dict[str, Any]) -> Label | list[RowError]:
-    """One raw row → a :class:`Label`, or every error of that row."""
+def _class_problem(name: str, taxonomy: Taxonomy) -> str | None:
+    """Why ``name`` is not a class of ``taxonomy`` (listing what is), or None when it is."""
+    if name in taxonomy.classes:
+        return None
+    family = name.partition(".")[0]
+    if family in taxonomy.families:
+        known = f"the {family} classes are " + ", ".join(taxonomy.in_family(family))
+    else:
+        known = f"its family {family!r} is none of " + ", ".join(taxonomy.families)
+    return f"{name!r} is not a class of the taxonomy; {known} (or leave it empty)"
+
+
+def parse_row(line: int, raw: dict[str, Any],
+              taxonomy: Taxonomy | None = None) -> Label | list[RowError]:
+    """One raw row → a :class:`Label`, or every error of that row.
+
+    ``taxonomy`` (default: the current ``configs/taxonomy.yaml``) lists the
+    classes a ``failure_class`` may name.
+    """
+    taxonomy = taxonomy or load_taxonomy()
     errors: list[RowError] = []
     vals: dict[str, Any] = {}
     for name in ("run_id", "labeled_by"):
@@ -136,14 +193,24 @@ def parse_row(line: int, raw: dict[str, Any]) -> Label | list[RowError]:
         if vals[name] is None:
             errors.append(RowError(line, name, f"empty or not text ({raw[name]!r}); "
                                    "expected a non-empty string"))
+        elif "\x00" in vals[name]:
+            errors.append(RowError(line, name, f"{vals[name]!r} holds a NUL character; "
+                                   "expected text without NUL"))
     for name in ("attempt", "success"):
         vals[name] = _bool(raw[name])
         if vals[name] is None:
             errors.append(RowError(line, name, f"{raw[name]!r} is not a boolean; {_BOOL_HINT}"))
+    if vals["attempt"] is False and vals["success"] is True:
+        errors.append(RowError(line, "success", "true with attempt false; a run that was not "
+                               "attempted cannot succeed (expected success false when attempt "
+                               "is false)"))
     fc = raw["failure_class"]
     if fc is not None and not isinstance(fc, str):
         errors.append(RowError(line, "failure_class", f"{fc!r} is not text"))
     vals["failure_class"] = _text(fc) if isinstance(fc, str) else None
+    if vals["failure_class"] is not None and vals["success"] is not True and (
+            problem := _class_problem(vals["failure_class"], taxonomy)):
+        errors.append(RowError(line, "failure_class", problem))
     if vals["success"] is True and vals["failure_class"] is not None:
         errors.append(RowError(line, "failure_class", f"{vals['failure_class']!r} given for a "
                                "successful run; expected empty when success is true"))
@@ -158,11 +225,16 @@ def parse_row(line: int, raw: dict[str, Any]) -> Label | list[RowError]:
     return errors or Label(**vals)
 
 
-def read_labels(path: str | Path) -> tuple[list[tuple[int, Label]], list[RowError]]:
-    """Parse a label file: (line, label) pairs and every row error (file order)."""
+def read_labels(path: str | Path, taxonomy: Taxonomy | None = None,
+                ) -> tuple[list[tuple[int, Label]], list[RowError]]:
+    """Parse a label file: (line, label) pairs and every row error (file order).
+
+    Classes are checked against ``taxonomy`` (default: the current one).
+    """
     path = Path(path)
     if not path.is_file():
         raise LedgerError(f"{path}: label file not found")
+    taxonomy = taxonomy or load_taxonomy()
     labels: list[tuple[int, Label]] = []
     errors: list[RowError] = []
     seen: dict[tuple[str, str, datetime], int] = {}
@@ -170,7 +242,7 @@ def read_labels(path: str | Path) -> tuple[list[tuple[int, Label]], list[RowErro
         if isinstance(raw, RowError):
             errors.append(raw)
             continue
-        parsed = parse_row(line, raw)
+        parsed = parse_row(line, raw, taxonomy)
         if isinstance(parsed, list):
             errors.extend(parsed)
             continue

@@ -7,6 +7,8 @@ Fixtures and record factories come from ``test_ledgers.py``.
 from __future__ import annotations
 
 import json
+import shutil
+from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -14,6 +16,7 @@ import pytest
 import test_ledgers
 from test_ledgers import T0, label, make_judgment, make_run
 
+from judge.ensemble.taxonomy import load_taxonomy
 from judge.ledgers import LabelImportError, Ledger, LedgerError
 from judge.ledgers.export import export_evaluation_run, read_evaluation_run
 from judge.ledgers.labels import import_labels
@@ -140,6 +143,152 @@ def test_a_jsonl_with_errors_imports_nothing(three_runs, tmp_path):
     assert three_runs.counts()["operator_labels"] == 0
 
 
+GRASP_CLASSES = ("grasp.miss, grasp.slip, grasp.wrong_pose, grasp.crush, "
+                 "grasp.premature_release, grasp.unstable, grasp.no_close, "
+                 "grasp.multiple_objects")
+FAMILIES = "grasp, motion, perception, placement, task, env, hardware, operator"
+
+
+def test_unknown_classes_and_a_success_without_an_attempt_are_refused(three_runs, tmp_path):
+    f = tmp_path / "classes.csv"
+    f.write_text(HEADER
+                 + "run-001,1,0,grasp.drop,op-kim,2026-09-16T12:01:00Z\n"           # 2 unknown
+                 + "run-002,1,0,,op-kim,2026-09-16T12:02:00Z\n"                     # 3 ok: empty
+                 + "run-003,0,1,,op-kim,2026-09-16T12:03:00Z\n"                     # 4
+                 + "run-001,1,0,gripper.jam,op-lee,2026-09-16T12:04:00Z\n"          # 5 family
+                 + "run-002,1,0,env.object_missing,op-lee,2026-09-16T12:05:00Z\n"   # 6 ok
+                 + "run-003,no,yes,grasp.slip,op-lee,2026-09-16T12:06:00Z\n"        # 7
+                 + "run-001,true,false,Grasp.Slip,op-lee,2026-09-16T12:07:00Z\n")   # 8 case
+    with pytest.raises(LabelImportError) as info:
+        import_labels(three_runs, f)
+    assert [str(e) for e in info.value.errors] == [
+        "line 2: failure_class: 'grasp.drop' is not a class of the taxonomy; the grasp "
+        f"classes are {GRASP_CLASSES} (or leave it empty)",
+        "line 4: success: true with attempt false; a run that was not attempted cannot "
+        "succeed (expected success false when attempt is false)",
+        "line 5: failure_class: 'gripper.jam' is not a class of the taxonomy; its family "
+        f"'gripper' is none of {FAMILIES} (or leave it empty)",
+        "line 7: success: true with attempt false; a run that was not attempted cannot "
+        "succeed (expected success false when attempt is false)",
+        "line 7: failure_class: 'grasp.slip' given for a successful run; expected empty when "
+        "success is true",
+        "line 8: failure_class: 'Grasp.Slip' is not a class of the taxonomy; its family "
+        f"'Grasp' is none of {FAMILIES} (or leave it empty)",
+    ]
+    assert str(info.value).splitlines()[0] == f"{f}: 6 error(s), nothing imported"
+    assert three_runs.counts()["operator_labels"] == 0
+    j = tmp_path / "classes.jsonl"
+    ok = {"run_id": "run-001", "attempt": True, "success": False, "failure_class": None,
+          "labeled_by": "op-kim", "labeled_at": "2026-09-16T12:01:00Z"}
+    j.write_text("\n".join(json.dumps({**ok, **change}) for change in (
+        {}, {"failure_class": "task.unknown"}, {"attempt": False, "success": True},
+        {"failure_class": "", "labeled_by": "op-lee"})) + "\n")
+    with pytest.raises(LabelImportError) as info:
+        import_labels(three_runs, j)
+    assert [str(e) for e in info.value.errors] == [
+        "line 2: failure_class: 'task.unknown' is not a class of the taxonomy; the task "
+        "classes are task.timeout, task.no_attempt, task.wrong_order, task.incomplete, "
+        "task.gave_up, task.undid_progress, task.instruction_ignored, task.other (or leave "
+        "it empty)",
+        "line 3: success: true with attempt false; a run that was not attempted cannot "
+        "succeed (expected success false when attempt is false)",
+    ]
+    assert three_runs.counts()["operator_labels"] == 0
+
+
+def test_label_classes_are_checked_against_the_current_taxonomy(three_runs, configs, tmp_path):
+    f = tmp_path / "drop.csv"
+    f.write_text(HEADER + "run-001,1,0,grasp.drop,op-kim,2026-09-16T12:01:00Z\n")
+    with pytest.raises(LabelImportError, match=r"line 2: failure_class: 'grasp.drop' is not"):
+        import_labels(three_runs, f)
+    with (configs / "taxonomy.yaml").open("a", encoding="utf-8") as fh:
+        fh.write('  grasp.drop: {counts_against_policy: true, description: "dropped"}\n')
+    load_taxonomy.cache_clear()
+    assert import_labels(three_runs, f).imported == 1
+
+
+def test_a_label_file_that_is_not_utf8_or_holds_nul_bytes_imports_nothing(three_runs,
+                                                                        tmp_path):
+    f = tmp_path / "bytes.csv"  # HEADER is 59 bytes, a plain row below 41
+    f.write_bytes(HEADER.encode()
+                  + b"run-001,1,0,,op-kim,2026-09-16T12:01:00Z\n"        # 2: 59..99
+                  + b"run-002,1,0,,op-k\xe9im,2026-09-16T12:02:00Z\n"   # 3: 100..141, 100+17
+                  + b"run-003,1,0,,op-kim,2026-09-16T12:03:00Z\n"        # 4: 142..182
+                  + b"run-001,1,0,,op-lee\x00,2026-09-16T12:05:00Z\n"   # 5: 183..224, 183+19
+                  + "run-002,1,0,,김".encode() + b"\xff,2026-09-16T12:06:00Z\n")  # 6: 225+16
+    with pytest.raises(LabelImportError) as info:
+        import_labels(three_runs, f)
+    assert str(info.value).splitlines() == [
+        f"{f}: 3 error(s), nothing imported",
+        "  line 3: encoding: byte 0xe9 at offset 117 is not UTF-8 (invalid continuation "
+        "byte); expected a UTF-8 file",
+        "  line 5: row: NUL byte at offset 202; expected text without NUL bytes",
+        "  line 6: encoding: byte 0xff at offset 241 is not UTF-8 (invalid start byte); "
+        "expected a UTF-8 file",
+    ]
+    line = json.dumps({"run_id": "run-001", "attempt": 1, "success": 0, "failure_class": None,
+                       "labeled_by": "op-kim", "labeled_at": "2026-09-16T12:01:00Z"}).encode()
+    assert (len(line), line.index(b"op-kim")) == (134, 88)
+    j = tmp_path / "bytes.jsonl"  # lines 1 and 2 are 135 bytes with the newline, 3 is blank
+    j.write_bytes(line + b"\n" + line.replace(b"op-kim", b"op-k\xe9m") + b"\n\n"
+                  + line.replace(b"op-kim", b"op-\x00im") + b"\n")
+    with pytest.raises(LabelImportError) as info:
+        import_labels(three_runs, j)
+    assert [str(e) for e in info.value.errors] == [
+        "line 2: encoding: byte 0xe9 at offset 227 is not UTF-8 (invalid continuation byte); "
+        "expected a UTF-8 file",                                            # 135 + 88 + 4
+        "line 4: row: NUL byte at offset 362; expected text without NUL bytes",  # 271 + 91
+    ]
+    assert three_runs.counts()["operator_labels"] == 0
+
+
+def test_a_nul_byte_in_a_value_of_a_known_run_imports_nothing(three_runs, tmp_path):
+    f = tmp_path / "nul.csv"
+    f.write_bytes(HEADER.encode() + b"run-001,1,0,,op-k\x00im,2026-09-16T12:01:00Z\n")
+    with pytest.raises(LabelImportError) as info:
+        import_labels(three_runs, f)
+    assert [str(e) for e in info.value.errors] == [
+        "line 2: row: NUL byte at offset 76; expected text without NUL bytes"]  # 59 + 17
+    j = tmp_path / "escaped.jsonl"  # a JSON \u0000 escape is a NUL in the value
+    j.write_text(json.dumps({"run_id": "run-001", "attempt": 1, "success": 0,
+                             "failure_class": None, "labeled_by": "op-k\x00im",
+                             "labeled_at": "2026-09-16T12:01:00Z"}) + "\n")
+    with pytest.raises(LabelImportError) as info:
+        import_labels(three_runs, j)
+    assert [str(e) for e in info.value.errors] == [
+        "line 1: labeled_by: 'op-k\\x00im' holds a NUL character; expected text without NUL"]
+    assert three_runs.counts()["operator_labels"] == 0
+
+
+def test_utf16_is_named_and_a_utf8_bom_is_fine(three_runs, tmp_path):
+    f = tmp_path / "excel.csv"
+    f.write_bytes((HEADER + "run-001,1,0,,op-kim,2026-09-16T12:01:00Z\n").encode("utf-16"))
+    with pytest.raises(LabelImportError) as info:
+        import_labels(three_runs, f)
+    assert [str(e) for e in info.value.errors] == [
+        "line 1: encoding: the file starts with a UTF-16 byte order mark (ff fe); expected "
+        "a UTF-8 file"]
+    bom = tmp_path / "bom.csv"
+    bom.write_bytes(b"\xef\xbb\xbf" + (HEADER + "run-001,1,0,,op-kim,"
+                                        "2026-09-16T12:01:00Z\n").encode())
+    assert import_labels(three_runs, bom).imported == 1
+
+
+def test_labels_import_command_on_bad_bytes(db, three_runs, tmp_path, capsys):
+    f = tmp_path / "latin1.csv"
+    f.write_bytes(HEADER.encode() + b"run-001,1,0,,Jos\xe9,2026-09-16T12:01:00Z\n")
+    assert main(["labels", "import", str(f), "--db", db.cli_url]) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        f"rcjudge: error: {f}: 1 error(s), nothing imported",
+        "  line 2: encoding: byte 0xe9 at offset 75 is not UTF-8 (invalid continuation "
+        "byte); expected a UTF-8 file"]                                     # 59 + 16
+    assert main(["labels", "import", str(f), "--db", db.cli_url, "--json"]) == 2
+    assert json.loads(capsys.readouterr().out)["errors"] == [
+        {"line": 2, "field": "encoding", "message": "byte 0xe9 at offset 75 is not UTF-8 "
+         "(invalid continuation byte); expected a UTF-8 file"}]
+    assert three_runs.counts()["operator_labels"] == 0
+
+
 def test_a_missing_file_or_an_unknown_suffix(ledger, tmp_path):
     with pytest.raises(LedgerError, match=r"labels.csv: label file not found$"):
         import_labels(ledger, tmp_path / "labels.csv")
@@ -197,18 +346,20 @@ def test_export_writes_the_hive_partition_with_operator_labels_winning(ledger, t
     assert table.column_names == [
         "task_id", "model_artifact", "episode_id", "success", "failure_reason", "cycle_sec",
         "attempt", "attempt_confidence", "success_confidence", "judge_version", "run_id",
-        "label_source", "judge_attempt", "judge_success", "judge_failure_class"]
+        "label_source", "judge_attempt", "judge_success", "judge_failure_class",
+        "failure_class", "counts_against_policy"]
     assert table.schema.field("success").type == pa.bool_()
+    assert table.schema.field("counts_against_policy").type == pa.bool_()
     rows = [tuple(r.values()) for r in table.to_pylist()]
-    assert rows == [
+    assert rows == [  # grasp.drop is in no taxonomy: unknown, so it counts against the policy
         ("tabletop.T1", "policy-a@6.0.2", "r1", True, "", 10.0, True, 0.95, 0.9,
-         "rc-judge-v1", "r1", "judge", True, True, None),
+         "rc-judge-v1", "r1", "judge", True, True, None, None, False),
         ("tabletop.T1", "policy-a@6.0.2", "r2", True, "", 12.0, True, 0.9, 0.8,
-         "rc-judge-v1", "r2", "operator", True, False, "grasp.slip"),
+         "rc-judge-v1", "r2", "operator", True, False, "grasp.slip", None, False),
         ("tabletop.T2", "policy-a@6.0.2", "r3", False, "grasp.drop", 8.0, True, 0.7, 0.6,
-         "rc-judge-v1", "r3", "operator", True, False, None),
+         "rc-judge-v1", "r3", "operator", True, False, None, "grasp.drop", True),
         ("tabletop.T2", "policy-a@6.0.3", "r4", False, "grasp.drop", 9.0, False, 0.55, 0.75,
-         "rc-judge-v1", "r4", "judge", False, False, "grasp.drop"),
+         "rc-judge-v1", "r4", "judge", False, False, "grasp.drop", "grasp.drop", True),
     ]
     export_evaluation_run(ledger, "rc-judge-v2", tmp_path / "eval")
     both = read_evaluation_run(tmp_path / "eval")
@@ -243,6 +394,127 @@ def test_the_export_loads_in_the_verdict_engine_and_yields_cards(ledger, tmp_pat
         "tabletop.T1": ("배포 후보", 1.0, 0, None, 11.0),
         "tabletop.T2": ("성공률 미달", 0.0, 1, "grasp.drop", 8.0),
     }
+
+
+@pytest.fixture
+def configs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """A copy of configs/ under ``RCJUDGE_CONFIGS`` whose taxonomy a test may edit."""
+    folder = tmp_path / "configs"
+    shutil.copytree(test_ledgers.REPO / "configs", folder)
+    monkeypatch.setenv("RCJUDGE_CONFIGS", str(folder))
+    load_taxonomy.cache_clear()
+    yield folder
+    load_taxonomy.cache_clear()
+
+
+def promote(configs: Path, failure_class: str) -> None:
+    """Flip ``failure_class`` to ``counts_against_policy: true`` in the copied taxonomy."""
+    path = configs / "taxonomy.yaml"
+    text = path.read_text(encoding="utf-8")
+    old = f"  {failure_class}: {{counts_against_policy: false,"
+    assert text.count(old) == 1
+    path.write_text(text.replace(old, f"  {failure_class}: {{counts_against_policy: true,"),
+                    encoding="utf-8")
+    load_taxonomy.cache_clear()
+
+
+#: run, judge (success, class), current operator label (success, class) or None, cycle_sec.
+EXEMPT_WORLD = [
+    ("e01", (True, None), None, 10.0),                                # success: never counts
+    ("e02", (False, "grasp.slip"), None, 11.0),                       # policy class
+    ("e03", (False, "env.object_missing"), None, 12.0),               # exempt env.*
+    ("e04", (False, "env.object_missing"), None, 13.0),               # exempt env.*
+    ("e05", (False, None), None, 14.0),                               # NULL class counts
+    ("e06", (False, ""), None, 15.0),                                 # "" class counts
+    ("e07", (False, "grasp.drop"), None, 16.0),                       # unknown class counts
+    ("e08", (False, "grasp.slip"), (False, "operator.intervention"), 17.0),  # label: exempt
+    ("e09", (False, "env.object_missing"), (False, None), 18.0),      # label, no class: counts
+    ("e10", (False, "hardware.estop"), (False, "grasp.miss"), 19.0),  # label: policy class
+    ("e11", (False, "env.lighting_failure"), (True, None), 20.0),     # label: a success
+    ("e12", (False, "hardware.estop"), None, 21.0),                   # exempt hardware.*
+]
+
+
+def _exempt_world(ledger: Ledger) -> None:
+    """Task tabletop.T3: the judgments store counts_against_policy as judged (exempt:
+    False), which the export must not trust: it looks the class up again."""
+    taxonomy = load_taxonomy()
+    labels = []
+    for i, (name, (suc, cls), lab, cycle) in enumerate(EXEMPT_WORLD):
+        run = make_run(name, task="tabletop.T3", cycle_sec=cycle)
+        judgment = make_judgment(run, "rc-judge-v1", True, suc, cls).model_copy(
+            update={"counts_against_policy": not suc and taxonomy.counts_against_policy(cls)})
+        ledger.record(run, judgment)
+        if lab is not None:
+            labels.append(label(name, True, lab[0], lab[1], i))
+    ledger.add_labels(labels)
+
+
+def _counts(ledger: Ledger, out: Path) -> list[tuple]:
+    path = export_evaluation_run(ledger, "rc-judge-v1", out).path
+    table = pq.read_table(path, columns=["run_id", "failure_reason", "failure_class",
+                                         "counts_against_policy"])
+    return [tuple(r.values()) for r in table.to_pylist()]
+
+
+def _t3_card(path: str) -> tuple:
+    from verdict.engine import build_cards
+
+    spec = pa.table({"task_id": ["tabletop.T3"], "required_skill": ["pick_place"],
+                     "target_success_rate": [0.8], "top_reason_share_limit": [0.6],
+                     "max_cycle_sec": [30.0], "min_episode_count": [10]})
+    ds_row = pa.table({"task_id": ["tabletop.T3"], "required_skill": ["pick_place"],
+                       "episode_count": [120], "capture_site": ["sf-03"],
+                       "robot_hand_type": ["WujiHand2"]})
+    (card,) = build_cards(path, spec, ds_row, "policy-a@6.0.2")
+    counted = {(e.field, e.agg): e.value for e in card.evidence if e.agg == "count"}
+    return (card.verdict, card.success_rate, card.failure_total, card.top_failure_reason,
+            card.top_failure_count, card.top_failure_share, card.cycle_sec_median,
+            counted[("episode_id", "count")], counted[("success", "count")])
+
+
+def test_export_looks_up_counts_against_policy_in_the_current_taxonomy(ledger, configs,
+                                                                      tmp_path):
+    _exempt_world(ledger)
+    assert _counts(ledger, tmp_path / "eval") == [
+        ("e01", "", None, False),
+        ("e02", "grasp.slip", "grasp.slip", True),
+        ("e03", "env.object_missing", "env.object_missing", False),
+        ("e04", "env.object_missing", "env.object_missing", False),
+        ("e05", "", None, True),
+        ("e06", "", "", True),
+        ("e07", "grasp.drop", "grasp.drop", True),
+        ("e08", "operator.intervention", "operator.intervention", False),
+        ("e09", "", None, True),
+        ("e10", "grasp.miss", "grasp.miss", True),
+        ("e11", "", None, False),
+        ("e12", "hardware.estop", "hardware.estop", False),
+    ]
+    promote(configs, "env.object_missing")  # after judging: history follows the taxonomy
+    promoted = _counts(ledger, tmp_path / "eval")
+    assert [r for r in promoted if r[0] in ("e03", "e04")] == [
+        ("e03", "env.object_missing", "env.object_missing", True),
+        ("e04", "env.object_missing", "env.object_missing", True)]
+    assert [r[3] for r in promoted if r[0] not in ("e03", "e04")] == [
+        False, True, True, True, True, False, True, True, False, False]
+    assert not ledger.get_judgment("e03", "rc-judge-v1").counts_against_policy  # as stored
+
+
+def test_exempt_failures_leave_the_card_until_their_class_is_promoted(ledger, configs,
+                                                                      tmp_path):
+    _exempt_world(ledger)
+    path = export_evaluation_run(ledger, "rc-judge-v1", tmp_path / "eval").path
+    # counted: e01 e02 e05 e06 e07 e09 e10 e11 (2 successes, 6 failures, 3 of them with
+    # no reason); grasp.drop/miss/slip tie at 1 and grasp.drop sorts first; 1/6 → 0.17;
+    # cycles 10 11 14 15 16 18 19 20 → (15 + 16) / 2. Without the rule env.object_missing
+    # (2 of 10 failures) would be the top reason and the rate 2/12 = 0.17.
+    assert _t3_card(path) == ("성공률 미달", 0.25, 6, "grasp.drop", 1, 0.17, 15.5, 8, 2)
+    promote(configs, "env.object_missing")
+    path = export_evaluation_run(ledger, "rc-judge-v1", tmp_path / "eval").path
+    # e03, e04 count now: 10 rows, 2 successes; env.object_missing 2 of 8 failures;
+    # cycles 10 11 12 13 14 15 16 18 19 20 → (14 + 15) / 2.
+    assert _t3_card(path) == ("성공률 미달", 0.2, 8, "env.object_missing", 2, 0.25, 14.5,
+                              10, 2)
 
 
 def test_export_of_an_unknown_version_names_the_known_ones(ledger, tmp_path):

@@ -1,0 +1,53 @@
+"""Bad input at the bundle edge: a file that is not MCAP. Each is one line and exit 2."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from judge.bundle.decode import load_streams
+from judge.bundle.intake import intake
+from judge.bundle.manifest import write_manifest
+from judge.errors import McapError
+from rcjudge.cli import main
+
+MAGIC = "89 4d 43 41 50 30 0d 0a"
+
+
+def replace_mcap(bundle, data: bytes) -> str:
+    """Swap the bundle's MCAP for ``data`` and re-hash, so intake passes; returns its path."""
+    (bundle / "rollout.mcap").write_bytes(data)
+    write_manifest(bundle, ["attribution.json", "rollout.mcap"])
+    return str(bundle / "rollout.mcap")
+
+
+def test_random_bytes_are_not_an_mcap_file(bundle_copy, capsys):
+    data = random.Random(0).randbytes(5000)
+    mcap = replace_mcap(bundle_copy, data)
+    bundle = intake(str(bundle_copy))  # sha256 and size match: intake passes
+    expected = (f"{mcap}: not an MCAP file: it starts with bytes {data[:8].hex(' ')}, "
+                f"expected the MCAP magic {MAGIC}")
+    with pytest.raises(McapError) as err:
+        load_streams(bundle)
+    assert str(err.value) == expected
+    assert isinstance(err.value, ValueError)
+    assert main(["inspect", str(bundle_copy)]) == 2
+    assert capsys.readouterr().err == f"rcjudge: error: {expected}\n"
+
+
+def test_file_shorter_than_the_magic(bundle_copy, capsys):
+    mcap = replace_mcap(bundle_copy, b"\x89MC")
+    assert main(["inspect", str(bundle_copy)]) == 2
+    assert capsys.readouterr().err == (f"rcjudge: error: {mcap}: not an MCAP file: 3 bytes, "
+                                       "shorter than the 8-byte MCAP magic\n")
+
+
+def test_truncated_mcap_is_named(bundle_copy, capsys):
+    data = (bundle_copy / "rollout.mcap").read_bytes()
+    mcap = replace_mcap(bundle_copy, data[: len(data) // 2])
+    assert main(["inspect", str(bundle_copy)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"rcjudge: error: {mcap}: truncated or corrupt MCAP (summary "
+                          "unreadable: ")
+    assert err.count("\n") == 1

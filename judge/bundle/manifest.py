@@ -101,7 +101,10 @@ def read_manifest(fs: fsspec.AbstractFileSystem, root: str) -> Manifest:
     try:
         with fs.open(path, "rb") as f:
             raw: Any = json.loads(f.read())
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):
+        if fs.isfile(root):
+            raise ManifestError(f"{root}: is a file, not a bundle folder (a folder holding "
+                                f"{MANIFEST})") from None
         raise ManifestError(f"{path}: manifest.json not found (is this a bundle folder?)") from None
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ManifestError(f"{path}: not valid JSON: {exc}") from None

@@ -1,4 +1,5 @@
-"""Bad input at the bundle edge: a file that is not MCAP. Each is one line and exit 2."""
+"""Bad input at the bundle edge: a file that is not MCAP, a file given as a bundle folder.
+Each is one line and exit 2."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import pytest
 from judge.bundle.decode import load_streams
 from judge.bundle.intake import intake
 from judge.bundle.manifest import write_manifest
-from judge.errors import McapError
+from judge.errors import ManifestError, McapError
 from rcjudge.cli import main
 
 MAGIC = "89 4d 43 41 50 30 0d 0a"
@@ -51,3 +52,13 @@ def test_truncated_mcap_is_named(bundle_copy, capsys):
     assert err.startswith(f"rcjudge: error: {mcap}: truncated or corrupt MCAP (summary "
                           "unreadable: ")
     assert err.count("\n") == 1
+
+
+def test_a_file_is_not_a_bundle_folder(bundle_copy, capsys):
+    mcap = str(bundle_copy / "rollout.mcap")
+    expected = f"{mcap}: is a file, not a bundle folder (a folder holding manifest.json)"
+    with pytest.raises(ManifestError) as err:
+        intake(mcap)
+    assert str(err.value) == expected
+    assert main(["inspect", mcap]) == 2
+    assert capsys.readouterr().err == f"rcjudge: error: {expected}\n"

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import posixpath
 
-import fsspec
-
+from judge.bundle.filesystems import url_to_fs
 from judge.bundle.manifest import MANIFEST
 from judge.errors import JudgeError
 
@@ -25,7 +24,7 @@ def resolve_sources(source: str) -> list[str]:
     A list file (``.txt`` / ``.list``) holds one URI per line; blank lines and lines
     starting with ``#`` are skipped.
     """
-    fs, path = fsspec.core.url_to_fs(source)
+    fs, path = url_to_fs(source, SourceError)
     proto = source.split("://")[0] + "://" if "://" in source else ""
 
     def uri(p: str) -> str:

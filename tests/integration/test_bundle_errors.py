@@ -1,16 +1,20 @@
-"""Bad input at the bundle edge: a file that is not MCAP, a file given as a bundle folder.
-Each is one line and exit 2."""
+"""Bad input at the bundle edge: a file that is not MCAP, a file given as a bundle, a URI
+whose protocol fsspec does not know or cannot load. Each is one line and exit 2."""
 
 from __future__ import annotations
 
+import importlib.util
 import random
 
+import fsspec
 import pytest
+from fsspec.registry import known_implementations
 
+from judge.batch.sources import SourceError, resolve_sources
 from judge.bundle.decode import load_streams
 from judge.bundle.intake import intake
 from judge.bundle.manifest import write_manifest
-from judge.errors import ManifestError, McapError
+from judge.errors import BundleError, JudgeError, ManifestError, McapError
 from rcjudge.cli import main
 
 MAGIC = "89 4d 43 41 50 30 0d 0a"
@@ -62,3 +66,45 @@ def test_a_file_is_not_a_bundle_folder(bundle_copy, capsys):
     assert str(err.value) == expected
     assert main(["inspect", mcap]) == 2
     assert capsys.readouterr().err == f"rcjudge: error: {expected}\n"
+
+
+def test_unknown_protocol(capsys):
+    known = ", ".join(sorted(set(known_implementations) | set(fsspec.registry)))
+    expected = f"nope://x: unknown protocol 'nope' (fsspec knows: {known})"
+    with pytest.raises(BundleError) as err:
+        intake("nope://x")
+    assert str(err.value) == expected
+    with pytest.raises(SourceError) as err:
+        resolve_sources("nope://x")
+    assert str(err.value) == expected
+    assert main(["inspect", "nope://x"]) == 2
+    assert capsys.readouterr().err == f"rcjudge: error: {expected}\n"
+    assert main(["batch", "nope://x", "--judge", "tiny"]) == 2
+    assert capsys.readouterr().err == f"rcjudge: error: {expected}\n"
+
+
+def test_protocol_whose_package_is_missing_names_the_package(monkeypatch, capsys):
+    # a protocol fsspec knows, whose implementation lives in a package that is not installed
+    monkeypatch.setitem(known_implementations, "rcjtest", {
+        "class": "rcjudge_absent_fs.AbsentFileSystem", "err": "Install rcjudge_absent_fs"})
+    expected = ("rcjtest://bucket/run-1: protocol 'rcjtest' needs the package "
+                "rcjudge_absent_fs, which is not installed (pip install rcjudge_absent_fs)")
+    with pytest.raises(BundleError) as err:
+        intake("rcjtest://bucket/run-1")
+    assert str(err.value) == expected
+    with pytest.raises(SourceError) as err:
+        resolve_sources("rcjtest://bucket/run-1")
+    assert str(err.value) == expected and isinstance(err.value, JudgeError)
+    assert main(["inspect", "simplecache::rcjtest://bucket/run-1"]) == 2
+    assert capsys.readouterr().err == ("rcjudge: error: simplecache::rcjtest://bucket/run-1: "
+                                       "protocol 'rcjtest' needs the package rcjudge_absent_fs, "
+                                       "which is not installed (pip install rcjudge_absent_fs)\n")
+
+
+@pytest.mark.skipif(importlib.util.find_spec("s3fs") is not None,
+                    reason="s3fs is installed here; the test is of its absence")
+def test_s3_without_s3fs(capsys):
+    assert main(["inspect", "s3://bucket/run-1"]) == 2
+    assert capsys.readouterr().err == ("rcjudge: error: s3://bucket/run-1: protocol 's3' needs "
+                                       "the package s3fs, which is not installed "
+                                       "(pip install s3fs)\n")

@@ -75,12 +75,41 @@ def format_judgments(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def check_report_path(path: str, flag: str = "--report") -> None:
+    """Refuse, before any work, a report path that cannot be written (a folder, under a file).
+
+    Raises:
+        BatchError: naming the flag, the path and what stands in the way.
+    """
+    import os
+
+    from judge.batch.run import BatchError
+
+    target = Path(path)
+    if target.is_dir():
+        raise BatchError(f"{flag} {path}: is a folder; expected the path of a JSON file to write")
+    if target.exists():
+        if not os.access(target, os.W_OK):
+            raise BatchError(f"{flag} {path}: cannot be written: the file is read-only")
+        return
+    parent = target.absolute().parent
+    while not parent.exists():  # the folders still to be made; the first existing one decides
+        parent = parent.parent
+    if not parent.is_dir():
+        raise BatchError(f"{flag} {path}: cannot be written: {parent} is a file, not a folder")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise BatchError(f"{flag} {path}: cannot be written: {parent} is not writable")
+
+
 def _cmd_batch(args: argparse.Namespace) -> int:
-    from judge.batch.run import run_batch
+    from judge.batch.run import check_max_in_flight, run_batch
     from judge.batch.sources import resolve_sources
     from judge.ensemble.version import load_judge_version
     from judge.ledgers.store import Ledger
 
+    check_max_in_flight(args.max_in_flight, "--max-in-flight")
+    if args.report:
+        check_report_path(args.report)
     uris = resolve_sources(args.source)
     version = load_judge_version(args.judge)
     with Ledger.open(args.db) as ledger:

@@ -15,6 +15,7 @@ from typing import Any
 
 from judge.errors import JudgeError
 from judge.ledgers.cli import DB_HELP
+from rcjudge.errors import RcjudgeError
 
 
 def _emit(obj: Any, as_json: bool, text: Callable[[Any], str]) -> None:
@@ -45,20 +46,47 @@ def _cmd_bundle_create(args: argparse.Namespace) -> int:
     return 0
 
 
-def _cmd_judge(args: argparse.Namespace) -> int:
-    from judge.ensemble.judge import Judge
+def _bundle_error(uri: str, exc: Exception, progress: bool) -> None:
+    """One stderr line ``rcjudge: error: BUNDLE: MESSAGE`` (BUNDLE not repeated)."""
+    msg = str(exc)
+    line = msg if msg.startswith(f"{uri}:") else f"{uri}: {msg}"
+    print(("\r\x1b[K" if progress else "") + f"rcjudge: error: {line}", file=sys.stderr)
 
-    judge = Judge(args.judge)
+
+def _cmd_judge(args: argparse.Namespace) -> int:
+    from judge.ensemble.judge import Judge, admit, prepare_admitted
+    from judge.ensemble.version import load_judge_version
+
+    version = load_judge_version(args.judge)
+    progress = not args.json and sys.stderr.isatty() and len(args.bundles) > 1
+    admitted, failed = [], 0
+    for uri in args.bundles:  # intake first: a bad bundle is refused before any model loads
+        try:
+            admitted.append(admit(uri))
+        except RcjudgeError as exc:
+            _bundle_error(uri, exc, False)
+            failed += 1
     results = []
-    for i, uri in enumerate(args.bundles):
-        results.append(judge.judge(uri).model_dump(mode="json"))
-        if not args.json and sys.stderr.isatty() and len(args.bundles) > 1:
-            print(f"\rjudged {i + 1}/{len(args.bundles)}", end="", file=sys.stderr, flush=True)
-    judge.close()
-    if not args.json and sys.stderr.isatty() and len(args.bundles) > 1:
-        print(file=sys.stderr)
-    _emit(results, args.json, format_judgments)
-    return 0
+    if admitted:
+        judge = Judge(version)
+        try:
+            for i, a in enumerate(admitted):
+                try:
+                    j = judge.judge_prepared(prepare_admitted(a, version))
+                    results.append(j.model_dump(mode="json"))
+                except RcjudgeError as exc:
+                    _bundle_error(a.bundle.uri, exc, progress)
+                    failed += 1
+                if progress:
+                    print(f"\rjudged {i + 1}/{len(admitted)}", end="", file=sys.stderr,
+                          flush=True)
+        finally:
+            judge.close()
+            if progress:
+                print(file=sys.stderr)
+    if results or args.json:
+        _emit(results, args.json, format_judgments)
+    return 1 if failed else 0
 
 
 def format_judgments(rows: list[dict]) -> str:

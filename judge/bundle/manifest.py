@@ -19,7 +19,7 @@ from typing import Any, Literal
 import fsspec
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from judge.errors import ManifestError
+from judge.errors import ManifestError, NotABundleError
 from rcjudge.errors import describe_validation
 
 MANIFEST = "manifest.json"
@@ -96,16 +96,20 @@ def sha256_file(fs: fsspec.AbstractFileSystem, path: str) -> tuple[str, int]:
 
 
 def read_manifest(fs: fsspec.AbstractFileSystem, root: str) -> Manifest:
-    """Parse ``manifest.json`` under ``root``; any problem is a :class:`ManifestError`."""
+    """Parse ``manifest.json`` under ``root``; any problem is a :class:`ManifestError`.
+
+    A file, or a folder without ``manifest.json``, is a :class:`NotABundleError`.
+    """
     path = posixpath.join(root, MANIFEST)
     try:
         with fs.open(path, "rb") as f:
             raw: Any = json.loads(f.read())
     except (FileNotFoundError, NotADirectoryError):
         if fs.isfile(root):
-            raise ManifestError(f"{root}: is a file, not a bundle folder (a folder holding "
-                                f"{MANIFEST})") from None
-        raise ManifestError(f"{path}: manifest.json not found (is this a bundle folder?)") from None
+            raise NotABundleError(f"{root}: is a file, not a bundle folder (a folder holding "
+                                  f"{MANIFEST})") from None
+        error = NotABundleError if fs.isdir(root) else ManifestError  # else: no such path
+        raise error(f"{path}: manifest.json not found (is this a bundle folder?)") from None
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ManifestError(f"{path}: not valid JSON: {exc}") from None
     try:

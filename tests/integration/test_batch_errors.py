@@ -77,3 +77,83 @@ def test_run_batch_refuses_max_in_flight_zero(make_bundles, tmp_path):
     import ray
 
     assert not ray.is_initialized()
+
+
+@pytest.fixture
+def mixed_folder(make_bundles, tmp_path):
+    """Two bundles beside an empty folder, a folder without manifest.json, a file, a dotfile."""
+    import shutil
+
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    for p in make_bundles(2, seed=11, width=96, height=64, fps=5):
+        shutil.copytree(p, folder / p.name)
+    (folder / "empty").mkdir()
+    (folder / "loose").mkdir()
+    (folder / "loose" / "notes.txt").write_text("not a bundle\n")
+    (folder / "stray.txt").write_text("x\n")
+    (folder / ".DS_Store").write_bytes(b"\0")
+    no_manifest = "manifest.json: manifest.json not found (is this a bundle folder?)"
+    return folder, {
+        str(folder / "empty"): f"{folder / 'empty'}/{no_manifest}",
+        str(folder / "loose"): f"{folder / 'loose'}/{no_manifest}",
+        str(folder / "stray.txt"): f"{folder / 'stray.txt'}: is a file, not a bundle folder "
+                                   "(a folder holding manifest.json)",
+    }
+
+
+def test_sources_keep_entries_that_are_not_bundles(mixed_folder):
+    from judge.batch.sources import resolve_sources
+
+    folder, bad = mixed_folder
+    bundles = [str(folder / "synth-0011-0000"), str(folder / "synth-0011-0001")]
+    assert resolve_sources(str(folder)) == sorted([*bundles, *bad])
+    assert resolve_sources(str(folder / "*")) == sorted([*bundles, *bad])
+    assert resolve_sources(str(folder / "synth-0011-0000")) == bundles[:1]
+
+
+def test_a_folder_of_no_bundles_is_refused_naming_its_entries(mixed_folder):
+    import shutil
+
+    from judge.batch.sources import SourceError, resolve_sources
+
+    folder, _ = mixed_folder
+    for name in ("synth-0011-0000", "synth-0011-0001"):
+        shutil.rmtree(folder / name)
+    with pytest.raises(SourceError) as err:
+        resolve_sources(str(folder))
+    assert str(err.value) == (f"{folder}: no bundle (a folder with manifest.json) found; "
+                              "not bundles: empty, loose, stray.txt")
+
+
+@pytest.mark.ray
+@pytest.mark.slow
+def test_batch_reports_and_records_entries_that_are_not_bundles(mixed_folder, tmp_path):
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from judge.cli import format_summary
+    from judge.ledgers.store import Ledger
+
+    folder, bad = mixed_folder
+    url = f"sqlite:///{tmp_path / 'ledger.db'}"
+    proc = subprocess.run([sys.executable, "-m", "rcjudge.cli", "batch", str(folder),
+                           "--judge", str(fake_version(tmp_path)), "--db", url, "--json"],
+                          capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "RAY_AUTH_MODE": "disabled"})
+    assert proc.returncode == 0, proc.stderr
+    s = json.loads(proc.stdout)
+    assert (s["total"], s["judged"], s["skipped"], s["failed"]) == (5, 2, 0, 3)
+    failures = sorted((f["uri"], f["error"], f["message"]) for f in s["failures"])
+    assert failures == [(uri, "NotABundleError", msg) for uri, msg in sorted(bad.items())]
+    text = format_summary(s).splitlines()
+    assert text[0] == ("judge fake-errors: 2 judged, 0 skipped (already judged), 3 failed of 5")
+    assert sorted(text[2:]) == [f"  failed {uri}: NotABundleError: {msg}"
+                                for uri, msg in sorted(bad.items())]
+    with Ledger.open(url) as ledger:
+        kept = sorted((f["bundle_uri"], f["error"], f["message"])
+                      for f in ledger.failures("fake-errors"))
+        assert kept == failures
+        assert ledger.judged_run_ids("fake-errors") == {"synth-0011-0000", "synth-0011-0001"}

@@ -15,6 +15,7 @@ from typing import Any
 
 from judge.errors import JudgeError
 from judge.ledgers.cli import DB_HELP
+from rcjudge.errors import RcjudgeError
 
 
 def _emit(obj: Any, as_json: bool, text: Callable[[Any], str]) -> None:
@@ -45,20 +46,47 @@ def _cmd_bundle_create(args: argparse.Namespace) -> int:
     return 0
 
 
-def _cmd_judge(args: argparse.Namespace) -> int:
-    from judge.ensemble.judge import Judge
+def _bundle_error(uri: str, exc: Exception, progress: bool) -> None:
+    """One stderr line ``rcjudge: error: BUNDLE: MESSAGE`` (BUNDLE not repeated)."""
+    msg = str(exc)
+    line = msg if msg.startswith(f"{uri}:") else f"{uri}: {msg}"
+    print(("\r\x1b[K" if progress else "") + f"rcjudge: error: {line}", file=sys.stderr)
 
-    judge = Judge(args.judge)
+
+def _cmd_judge(args: argparse.Namespace) -> int:
+    from judge.ensemble.judge import Judge, admit, prepare_admitted
+    from judge.ensemble.version import load_judge_version
+
+    version = load_judge_version(args.judge)
+    progress = not args.json and sys.stderr.isatty() and len(args.bundles) > 1
+    admitted, failed = [], 0
+    for uri in args.bundles:  # intake first: a bad bundle is refused before any model loads
+        try:
+            admitted.append(admit(uri))
+        except RcjudgeError as exc:
+            _bundle_error(uri, exc, False)
+            failed += 1
     results = []
-    for i, uri in enumerate(args.bundles):
-        results.append(judge.judge(uri).model_dump(mode="json"))
-        if not args.json and sys.stderr.isatty() and len(args.bundles) > 1:
-            print(f"\rjudged {i + 1}/{len(args.bundles)}", end="", file=sys.stderr, flush=True)
-    judge.close()
-    if not args.json and sys.stderr.isatty() and len(args.bundles) > 1:
-        print(file=sys.stderr)
-    _emit(results, args.json, format_judgments)
-    return 0
+    if admitted:
+        judge = Judge(version)
+        try:
+            for i, a in enumerate(admitted):
+                try:
+                    j = judge.judge_prepared(prepare_admitted(a, version))
+                    results.append(j.model_dump(mode="json"))
+                except RcjudgeError as exc:
+                    _bundle_error(a.bundle.uri, exc, progress)
+                    failed += 1
+                if progress:
+                    print(f"\rjudged {i + 1}/{len(admitted)}", end="", file=sys.stderr,
+                          flush=True)
+        finally:
+            judge.close()
+            if progress:
+                print(file=sys.stderr)
+    if results or args.json:
+        _emit(results, args.json, format_judgments)
+    return 1 if failed else 0
 
 
 def format_judgments(rows: list[dict]) -> str:
@@ -75,12 +103,41 @@ def format_judgments(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def check_report_path(path: str, flag: str = "--report") -> None:
+    """Refuse, before any work, a report path that cannot be written (a folder, under a file).
+
+    Raises:
+        BatchError: naming the flag, the path and what stands in the way.
+    """
+    import os
+
+    from judge.batch.run import BatchError
+
+    target = Path(path)
+    if target.is_dir():
+        raise BatchError(f"{flag} {path}: is a folder; expected the path of a JSON file to write")
+    if target.exists():
+        if not os.access(target, os.W_OK):
+            raise BatchError(f"{flag} {path}: cannot be written: the file is read-only")
+        return
+    parent = target.absolute().parent
+    while not parent.exists():  # the folders still to be made; the first existing one decides
+        parent = parent.parent
+    if not parent.is_dir():
+        raise BatchError(f"{flag} {path}: cannot be written: {parent} is a file, not a folder")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise BatchError(f"{flag} {path}: cannot be written: {parent} is not writable")
+
+
 def _cmd_batch(args: argparse.Namespace) -> int:
-    from judge.batch.run import run_batch
+    from judge.batch.run import check_max_in_flight, run_batch
     from judge.batch.sources import resolve_sources
     from judge.ensemble.version import load_judge_version
     from judge.ledgers.store import Ledger
 
+    check_max_in_flight(args.max_in_flight, "--max-in-flight")
+    if args.report:
+        check_report_path(args.report)
     uris = resolve_sources(args.source)
     version = load_judge_version(args.judge)
     with Ledger.open(args.db) as ledger:

@@ -26,6 +26,10 @@ class ManifestError(BundleError):
     """``manifest.json`` is missing, unreadable or malformed."""
 
 
+class NotABundleError(ManifestError):
+    """The path is not a bundle folder: a file, or a folder without ``manifest.json``."""
+
+
 class HashMismatchError(BundleError):
     """A file's or the bundle's sha256 differs from the manifest."""
 

@@ -13,6 +13,16 @@ class RcjudgeError(Exception):
 
 
 def describe_validation(exc) -> str:
-    """A pydantic ValidationError as one line: ``field.path: message; …``."""
-    return "; ".join(f"{'.'.join(str(p) for p in e['loc']) or '<root>'}: {e['msg']}"
-                     for e in exc.errors())
+    """A pydantic ValidationError as one line: ``field.path: message (got VALUE); …``.
+
+    The bad value is named when it is a scalar the message does not already show.
+    """
+    parts = []
+    for e in exc.errors():
+        where = ".".join(str(p) for p in e["loc"]) or "<root>"
+        got = e.get("input")
+        shown = repr(got) if len(repr(got)) <= 60 else repr(got)[:57] + "..."
+        named = (e["type"] != "missing" and isinstance(got, str | int | float | bool)
+                 and repr(got) not in e["msg"])
+        parts.append(f"{where}: {e['msg']}" + (f" (got {shown})" if named else ""))
+    return "; ".join(parts)

@@ -30,10 +30,23 @@ from judge.bundle.manifest import claimed_bundle_hash
 from judge.ensemble.judge import Judge, Prepared
 from judge.ensemble.version import JudgeVersion
 from judge.ensemble.vote import ModelVote
+from judge.errors import JudgeError
 from judge.ledgers.errors import LedgerError
 from judge.ledgers.records import Run
 from judge.ledgers.store import Ledger
 from models.base import ScoreRequest
+
+
+class BatchError(JudgeError, ValueError):
+    """A batch cannot start as asked (a limit out of range, a report path not writable)."""
+
+
+def check_max_in_flight(n: int, name: str = "max_in_flight") -> int:
+    """``n`` if it is at least 1; else a :class:`BatchError` naming ``name`` and the value."""
+    if n < 1:
+        raise BatchError(f"{name} {n}: expected at least 1 (bundles between submission and "
+                         "ledger write)")
+    return n
 
 
 @dataclass
@@ -113,6 +126,7 @@ def run_batch(uris: list[str], version: JudgeVersion, ledger: Ledger,
               ray_address: str | None = None, max_in_flight: int = 8,
               prepare_workers: int | None = None, progress: bool = True) -> BatchSummary:
     """Judge ``uris`` with ``version`` into ``ledger``; see the module docstring."""
+    check_max_in_flight(max_in_flight)
     summary = BatchSummary(judge_version=version.name, total=len(uris))
     # Cheap checks first, before Ray starts or a model loads: the model folders exist
     # (hashing them is the fingerprint), and the version judges as it did before.

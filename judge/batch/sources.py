@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import posixpath
 
-import fsspec
-
+from judge.bundle.filesystems import url_to_fs
 from judge.bundle.manifest import MANIFEST
 from judge.errors import JudgeError
 
@@ -14,20 +13,35 @@ class SourceError(JudgeError, ValueError):
     """A batch source names nothing usable."""
 
 
-def resolve_sources(source: str) -> list[str]:
-    """Bundle URIs, sorted, from a bundle folder, a folder of bundles, a glob or a list file.
+def _hidden(path: str) -> bool:
+    return posixpath.basename(path.rstrip("/")).startswith(".")
 
-    A list file (``.txt`` / ``.list``) holds one URI per line; blank lines and lines
-    starting with ``#`` are skipped.
+
+def resolve_sources(source: str) -> list[str]:
+    """URIs, sorted, from a bundle folder, a folder of bundles, a glob or a list file.
+
+    Every entry of a folder of bundles (and every glob match) is returned, bundle or not,
+    except hidden ones (names starting with ``.``): intake refuses an entry that is not a
+    bundle (:class:`~judge.errors.NotABundleError`), so a batch counts and records it instead
+    of dropping it. A list file (``.txt`` / ``.list``) holds one URI per line; blank lines
+    and lines starting with ``#`` are skipped.
+
+    Raises:
+        SourceError: the source names nothing, holds no bundle at all, or its protocol is
+            unknown or not installed.
     """
-    fs, path = fsspec.core.url_to_fs(source)
+    fs, path = url_to_fs(source, SourceError)
     proto = source.split("://")[0] + "://" if "://" in source else ""
 
     def uri(p: str) -> str:
         return proto + p if proto else p
 
+    def is_bundle(p: str) -> bool:
+        return fs.exists(posixpath.join(p, MANIFEST))
+
     if any(c in path for c in "*?["):
-        found = [p for p in fs.glob(path) if fs.exists(posixpath.join(p, MANIFEST))]
+        found = [p for p in fs.glob(path) if not _hidden(p)]
+        any_bundle = any(is_bundle(p) for p in found)
     elif fs.isfile(path):
         with fs.open(path, "r") as f:
             lines = [ln.strip() for ln in f.read().splitlines()]
@@ -36,12 +50,15 @@ def resolve_sources(source: str) -> list[str]:
             raise SourceError(f"{source}: the list file names no bundle")
         return found
     elif fs.isdir(path):
-        if fs.exists(posixpath.join(path, MANIFEST)):
-            found = [path]
-        else:
-            found = [posixpath.dirname(p) for p in fs.glob(posixpath.join(path, "*", MANIFEST))]
+        if is_bundle(path):
+            return [uri(path)]
+        found = [p.rstrip("/") for p in fs.ls(path, detail=False) if not _hidden(p)]
+        any_bundle = bool(fs.glob(posixpath.join(path, "*", MANIFEST)))
     else:
         raise SourceError(f"{source}: no such folder, glob match or list file")
-    if not found:
-        raise SourceError(f"{source}: no bundle (a folder with {MANIFEST}) found")
+    if not any_bundle:
+        names = sorted(posixpath.basename(p) for p in found)
+        listed = f"; not bundles: {', '.join(names[:10])}{', …' if len(names) > 10 else ''}"
+        raise SourceError(f"{source}: no bundle (a folder with {MANIFEST}) found"
+                          + (listed if names else ""))
     return [uri(p) for p in sorted(found)]

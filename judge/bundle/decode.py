@@ -9,6 +9,7 @@ cluster of targets, decodes forward, and converts to RGB only the frames kept.
 from __future__ import annotations
 
 import posixpath
+import struct
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -19,7 +20,8 @@ import av
 import numpy as np
 from foxglove_schemas_protobuf.CompressedVideo_pb2 import CompressedVideo
 from foxglove_schemas_protobuf.JointStates_pb2 import JointStates
-from mcap.reader import make_reader
+from mcap.exceptions import EndOfFile, InvalidMagic
+from mcap.reader import McapReader, make_reader
 from mcap.summary import Summary
 
 from judge.bundle.chunks import iter_messages
@@ -38,6 +40,7 @@ from judge.bundle.streams import (
 from judge.errors import ChannelError, FrameTimestampError, McapError, VideoError
 
 REQUIRED_CAMERAS = 3
+MCAP_MAGIC = b"\x89MCAP0\r\n"
 
 
 @dataclass(frozen=True)
@@ -83,6 +86,21 @@ def _open(bundle: VerifiedBundle, path: str) -> Iterator[IO[bytes]]:
         yield f
 
 
+def _reader(f: IO[bytes], path: str) -> McapReader:
+    """An MCAP reader over ``f``; a file that does not start with the MCAP magic is refused."""
+    try:
+        return make_reader(f)
+    except InvalidMagic:
+        f.seek(0)
+        raise McapError(f"{path}: not an MCAP file: it starts with bytes "
+                        f"{f.read(len(MCAP_MAGIC)).hex(' ')}, expected the MCAP magic "
+                        f"{MCAP_MAGIC.hex(' ')}") from None
+    except (EndOfFile, struct.error):  # fewer bytes than the magic
+        f.seek(0)
+        raise McapError(f"{path}: not an MCAP file: {len(f.read(len(MCAP_MAGIC)))} bytes, "
+                        f"shorter than the {len(MCAP_MAGIC)}-byte MCAP magic") from None
+
+
 def _summary(reader, path: str) -> Summary:
     try:
         summary = reader.get_summary()
@@ -97,8 +115,7 @@ def load_streams(bundle: VerifiedBundle, required_cameras: int = REQUIRED_CAMERA
     """Read channels, camera access units and signals of a verified bundle, in one pass."""
     path = bundle.mcap_path
     with _open(bundle, path) as f:
-        reader = make_reader(f)
-        summary = _summary(reader, path)
+        summary = _summary(_reader(f, path), path)
         stats = summary.statistics
         channels = tuple(
             ChannelInfo(c.topic, summary.schemas[c.schema_id].name if c.schema_id else "",

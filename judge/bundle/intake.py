@@ -17,6 +17,7 @@ import fsspec
 from pydantic import ValidationError
 
 from judge.api.protocol import Attribution
+from judge.bundle.filesystems import url_to_fs
 from judge.bundle.manifest import Manifest, bundle_hash, read_manifest, sha256_file
 from judge.config import attribution_fields
 from judge.errors import (
@@ -125,8 +126,9 @@ def intake(uri: str, request: dict[str, Any] | None = None) -> VerifiedBundle:
 
     Raises:
         ManifestError, HashMismatchError, AttributionError: naming the file or fields.
+        BundleError: the URI's protocol is unknown or its package is not installed.
     """
-    fs, root = fsspec.core.url_to_fs(uri)
+    fs, root = url_to_fs(uri)
     root = root.rstrip("/")
     manifest = read_manifest(fs, root)
     if request is not None:

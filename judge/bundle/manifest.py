@@ -19,7 +19,8 @@ from typing import Any, Literal
 import fsspec
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from judge.errors import JudgeError, ManifestError
+from judge.bundle.filesystems import url_to_fs
+from judge.errors import JudgeError, ManifestError, NotABundleError
 from rcjudge.errors import describe_validation
 
 MANIFEST = "manifest.json"
@@ -96,13 +97,20 @@ def sha256_file(fs: fsspec.AbstractFileSystem, path: str) -> tuple[str, int]:
 
 
 def read_manifest(fs: fsspec.AbstractFileSystem, root: str) -> Manifest:
-    """Parse ``manifest.json`` under ``root``; any problem is a :class:`ManifestError`."""
+    """Parse ``manifest.json`` under ``root``; any problem is a :class:`ManifestError`.
+
+    A file, or a folder without ``manifest.json``, is a :class:`NotABundleError`.
+    """
     path = posixpath.join(root, MANIFEST)
     try:
         with fs.open(path, "rb") as f:
             raw: Any = json.loads(f.read())
-    except FileNotFoundError:
-        raise ManifestError(f"{path}: manifest.json not found (is this a bundle folder?)") from None
+    except (FileNotFoundError, NotADirectoryError):
+        if fs.isfile(root):
+            raise NotABundleError(f"{root}: is a file, not a bundle folder (a folder holding "
+                                  f"{MANIFEST})") from None
+        error = NotABundleError if fs.isdir(root) else ManifestError  # else: no such path
+        raise error(f"{path}: manifest.json not found (is this a bundle folder?)") from None
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ManifestError(f"{path}: not valid JSON: {exc}") from None
     try:
@@ -118,7 +126,7 @@ def claimed_bundle_hash(uri: str) -> str | None:
     Intake still verifies every file of a bundle that is judged.
     """
     try:
-        fs, root = fsspec.core.url_to_fs(uri)
+        fs, root = url_to_fs(uri)
         return read_manifest(fs, root.rstrip("/")).bundle_hash
     except (JudgeError, OSError, ValueError, ImportError):
         return None

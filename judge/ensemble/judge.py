@@ -20,7 +20,7 @@ import numpy as np
 from judge.api.protocol import Attribution
 from judge.bundle.cycle import cycle_time
 from judge.bundle.decode import decode_frames, load_streams
-from judge.bundle.intake import intake
+from judge.bundle.intake import VerifiedBundle, intake
 from judge.bundle.sample import plan_targets
 from judge.config import configs_dir, load_yaml
 from judge.ensemble.fingerprint import fingerprint, instruction_sha256
@@ -61,22 +61,47 @@ class Prepared:
     frames_s: float
 
 
-def prepare(uri: str, version: JudgeVersion, request: dict[str, Any] | None = None,
-            run_id: str | None = None) -> Prepared:
-    """Intake, decode and choose the images (the CPU half of a judgment)."""
+@dataclass(frozen=True)
+class Admitted:
+    """A bundle that passed intake, with its task's instruction: nothing decoded yet."""
+
+    bundle: VerifiedBundle
+    instruction: str
+    intake_s: float
+
+
+def admit(uri: str, request: dict[str, Any] | None = None) -> Admitted:
+    """Intake and the task-catalog instruction: every check that needs no decoding.
+
+    Raises:
+        BundleError: the bundle fails intake (manifest, hashes, attribution).
+        ConfigError: its task is not in the task catalog.
+    """
     t0 = time.perf_counter()
     bundle = intake(uri, request)
     instruction = instruction_for(bundle.attribution.task.id)
+    return Admitted(bundle=bundle, instruction=instruction, intake_s=time.perf_counter() - t0)
+
+
+def prepare_admitted(a: Admitted, version: JudgeVersion, run_id: str | None = None) -> Prepared:
+    """Decode an admitted bundle and choose the images every question shows."""
     t1 = time.perf_counter()
+    bundle = a.bundle
     streams = load_streams(bundle)
     _, targets = plan_targets(streams, version.sampling_settings())
     frames = question_images(decode_frames(streams.videos, targets).images, version)
     t2 = time.perf_counter()
-    return Prepared(uri=uri, run_id=run_id or posixpath.basename(bundle.root.rstrip("/")),
+    return Prepared(uri=bundle.uri, run_id=run_id or posixpath.basename(bundle.root.rstrip("/")),
                     bundle_hash=bundle.bundle_hash, attribution=bundle.attribution,
-                    instruction=instruction, frames=frames, duration_s=streams.duration_s,
+                    instruction=a.instruction, frames=frames, duration_s=streams.duration_s,
                     cycle_sec=max(cycle_time(streams.signals), 1e-3),
-                    intake_s=t1 - t0, frames_s=t2 - t1)
+                    intake_s=a.intake_s, frames_s=t2 - t1)
+
+
+def prepare(uri: str, version: JudgeVersion, request: dict[str, Any] | None = None,
+            run_id: str | None = None) -> Prepared:
+    """Intake, decode and choose the images (the CPU half of a judgment)."""
+    return prepare_admitted(admit(uri, request), version, run_id)
 
 
 class Judge:

@@ -114,6 +114,23 @@ class Vote(_Cfg):
         "before the confidences (fitted by `rcjudge calibrate`).")
 
 
+class Training(_Cfg):
+    """How a trained version was made; written by ``rcjudge train``, read by ``rcjudge eval``."""
+
+    parent: str = Field(min_length=1, description="The version it was trained from.")
+    data_sha256: str = Field(pattern=r"^[0-9a-f]{64}$",
+                             description="sha256 over the sorted (bundle hash, label) pairs used.")
+    runs: int = Field(ge=1, description="Labelled runs used, every part of the split.")
+    seed: int = Field(description="Seed of the split, data order and initialisation.")
+    split: dict[str, int] = Field(description="Runs per part: train, validation, calibration.")
+    held_out: dict[str, list[str]] = Field(
+        default_factory=dict, description="What no part saw, e.g. tasks or seed groups.")
+    used_runs: str = Field(description="JSON file listing the bundle hash of every run any part "
+                           "used ({models_dir} expanded); eval never scores those runs.")
+    metrics: dict[str, float] = Field(default_factory=dict,
+                                      description="Metrics on the validation part.")
+
+
 class JudgeVersion(_Cfg):
     """``configs/judges/<name>.yaml``."""
 
@@ -125,6 +142,7 @@ class JudgeVersion(_Cfg):
     vote: Vote = Vote()
     sampling: SamplingConfig | None = Field(
         None, description="Contact detection and frame sampling; configs/sampling.yaml if unset.")
+    training: Training | None = Field(None, description="Set on versions `rcjudge train` made.")
 
     def sampling_settings(self) -> SamplingConfig:
         """The sampling this version judges with: its own, else ``configs/sampling.yaml``."""

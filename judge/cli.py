@@ -232,6 +232,41 @@ def format_calibration(r: dict) -> str:
     return "\n".join(lines)
 
 
+def _cmd_train(args: argparse.Namespace) -> int:
+    from judge.ensemble.version import load_judge_version
+    from judge.learn.train import TrainConfig, train_version
+    from judge.ledgers.store import Ledger
+
+    cfg = TrainConfig(seed=args.seed, epochs=args.epochs, lr=args.lr, batch=args.batch,
+                      test_fraction=args.test_fraction, max_steps=args.max_steps,
+                      hold_out_tasks=tuple(t for t in (args.hold_out_tasks or "").split(",")
+                                           if t))
+    parent = load_judge_version(args.from_version)
+    with Ledger.open(args.db) as ledger:
+        _, report = train_version(ledger, parent, args.out, cfg, labels_file=args.labels,
+                                  config_out=args.config, progress=not args.json)
+    _emit(report, args.json, format_training)
+    return 0
+
+
+def format_training(r: dict) -> str:
+    """What was trained on what, how it went, where it was written."""
+    s = r["split"]
+    lines = [f"{r['from']} -> {r['to']}: train {s['train']} / validation {s['validation']} / "
+             f"calibration {s['calibration']} runs; {s['test']} labelled runs held out as the "
+             f"test part (never used)"]
+    for name, m in r["models"].items():
+        lines.append(f"  {name:<16} best epoch {m['best_epoch']} of {len(m['history'])}, "
+                     f"validation loss {m['best_val_loss']}, {m['steps']} steps")
+    v = r["validation"]
+    lines.append(f"  validation: attempt accuracy {v['attempt']['accuracy']:.3f}, success "
+                 f"accuracy {v['success']['accuracy']:.3f} (ECE {v['success']['ece']:.3f})")
+    if r["skipped"]:
+        lines.append(f"  skipped {len(r['skipped'])} run(s) that could not be prepared")
+    lines.append(f"  {r['seconds']['total']} s; wrote {r['config']} and {r['weights']}")
+    return "\n".join(lines)
+
+
 def _cmd_build_tiny(args: argparse.Namespace) -> int:
     from models.tiny import build_tiny
     from rcjudge.home import models_dir
@@ -361,6 +396,26 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--db", metavar="URL", help=DB_HELP)
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=_cmd_calibrate)
+
+    p = sub.add_parser("train", help="train the next judge version on the labelled history")
+    p.add_argument("--from", dest="from_version", required=True, metavar="VERSION",
+                   help="the version whose judgments and models to start from")
+    p.add_argument("--out", required=True, metavar="NEW_VERSION", help="name of the new version")
+    p.add_argument("--db", metavar="URL", help=DB_HELP)
+    p.add_argument("--labels", metavar="FILE", help="labels (CSV/JSONL, the import format) "
+                   "instead of the ledger's operator labels")
+    p.add_argument("--config", metavar="FILE", help="where to write the version (default "
+                   "configs/judges/NEW_VERSION.yaml)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--epochs", type=int, default=8)
+    p.add_argument("--lr", type=float, default=2e-3)
+    p.add_argument("--batch", type=int, default=8, help="questions per optimizer step")
+    p.add_argument("--max-steps", type=int, help="cap on optimizer steps per model")
+    p.add_argument("--test-fraction", type=float, default=0.2,
+                   help="share of seed groups never used, left for `rcjudge eval`")
+    p.add_argument("--hold-out-tasks", metavar="T1,T2", help="tasks never used")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=_cmd_train)
 
     models = sub.add_parser("models", help="model tools").add_subparsers(
         dest="models_command", required=True, metavar="COMMAND")

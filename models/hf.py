@@ -8,6 +8,7 @@ of the next-token logits restricted to the answer tokens.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 
@@ -23,6 +24,32 @@ def fit_pixels(frames: np.ndarray, max_pixels: int) -> list:
     size = (max(1, round(w * scale)), max(1, round(h * scale)))
     images = [Image.fromarray(f) for f in frames]
     return images if scale == 1.0 else [im.resize(size, Image.BILINEAR) for im in images]
+
+
+def hub_vision_names(path: Path) -> None:
+    """Rename ``vision_tower.*`` weights to the hub's ``vision_tower.vision_model.*``.
+
+    transformers 5.x saves LLaVA's CLIP and Gemma 3's SigLIP towers without the
+    ``vision_model`` level, while checkpoints on the hub (and vLLM's loader) keep it;
+    transformers loads both (``models.tiny`` checks a reload tensor by tensor).
+    """
+    from safetensors.torch import load_file, save_file
+
+    file = path / "model.safetensors"
+    weights = load_file(file)
+    renamed = {("vision_tower.vision_model." + k[len("vision_tower."):]
+                if k.startswith("vision_tower.") and not k.startswith("vision_tower.vision_model.")
+                else k): v for k, v in weights.items()}
+    save_file(renamed, file, metadata={"format": "pt"})
+
+
+def save_checkpoint(model, processor, path: str | Path) -> None:
+    """Save a VLM and its processor as a hub-style checkpoint (vLLM-loadable weight names)."""
+    path = Path(path)
+    model.save_pretrained(path)
+    processor.save_pretrained(path)
+    if model.config.model_type in ("gemma3", "llava"):
+        hub_vision_names(path)
 
 
 class TransformersBackend(Backend):
@@ -59,20 +86,30 @@ class TransformersBackend(Backend):
         return self.processor.apply_chat_template([{"role": "user", "content": content}],
                                                   add_generation_prompt=True, tokenize=False)
 
+    def choice_logits(self, req: ScoreRequest):
+        """Next-token logits of the answer tokens, shape (len(choices),), with autograd.
+
+        The one path from a request to the model's answer: ``score`` reads it under
+        ``inference_mode``, ``rcjudge train`` backpropagates through it.
+        """
+        images = fit_pixels(req.frames, self.spec.max_pixels)
+        inputs = self.processor(text=[self.prompt_text(len(images), req.prompt)],
+                                images=[images], return_tensors="pt").to(self.spec.device)
+        return self.model(**inputs).logits[0, -1, self.token_ids(req.choices)]
+
     def score(self, requests: Sequence[ScoreRequest]) -> list[np.ndarray]:
         import torch
 
         out = []
         for req in requests:
-            ids = self.token_ids(req.choices)
-            images = fit_pixels(req.frames, self.spec.max_pixels)
-            inputs = self.processor(text=[self.prompt_text(len(images), req.prompt)],
-                                    images=[images], return_tensors="pt").to(self.spec.device)
             with torch.inference_mode():
-                logits = self.model(**inputs).logits[0, -1]
-            sel = logits[ids].double()
+                sel = self.choice_logits(req).double()
             out.append(torch.softmax(sel, dim=0).cpu().numpy())
         return out
+
+    def save(self, path: str | Path) -> None:
+        """Write the (trained) model and its processor as a checkpoint folder."""
+        save_checkpoint(self.model, self.processor, path)
 
     def close(self) -> None:
         self.model = None

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from models.base import ModelError
+from models.hf import save_checkpoint
 
 # Text attention heads of 32 dims: vLLM's CPU attention supports head sizes 32, 64, 80, … only.
 TEXT = dict(hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=2,
@@ -165,10 +166,7 @@ def build_tiny(out: str | Path, seed: int = 0) -> list[TinyModel]:
                                                      EXTRA_WORDS.get(arch)))
         model.eval()
         path = out / arch
-        model.save_pretrained(path)
-        proc.save_pretrained(path)
-        if arch in ("gemma3", "llava"):
-            _hub_vision_names(path)
+        save_checkpoint(model, proc, path)
         _check_reload(model, path)
         size = sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
         if size >= 5 * 2**20:
@@ -176,23 +174,6 @@ def build_tiny(out: str | Path, seed: int = 0) -> list[TinyModel]:
         built.append(TinyModel(arch, path, type(model).__name__, size,
                                sum(p.numel() for p in model.parameters())))
     return built
-
-
-def _hub_vision_names(path: Path) -> None:
-    """Rename ``vision_tower.*`` weights to the hub's ``vision_tower.vision_model.*``.
-
-    transformers 5.x saves LLaVA's CLIP and Gemma 3's SigLIP towers without the
-    ``vision_model`` level, while checkpoints on the hub (and vLLM's loader) keep it;
-    transformers loads both, and ``_check_reload`` proves nothing was lost.
-    """
-    from safetensors.torch import load_file, save_file
-
-    file = path / "model.safetensors"
-    weights = load_file(file)
-    renamed = {("vision_tower.vision_model." + k[len("vision_tower."):]
-                if k.startswith("vision_tower.") and not k.startswith("vision_tower.vision_model.")
-                else k): v for k, v in weights.items()}
-    save_file(renamed, file, metadata={"format": "pt"})
 
 
 def _check_reload(model, path: Path) -> None:

@@ -17,7 +17,6 @@ summary) and the batch goes on; the next batch tries it again.
 from __future__ import annotations
 
 import os
-import sys
 import time
 from collections import deque
 from dataclasses import dataclass, field
@@ -35,6 +34,7 @@ from judge.ledgers.errors import LedgerError
 from judge.ledgers.records import Run
 from judge.ledgers.store import Ledger
 from models.base import ScoreRequest
+from rcjudge.progress import Progress
 
 
 class BatchError(JudgeError, ValueError):
@@ -88,28 +88,6 @@ class _Work:
     waiting: int = 0
     family_req: ScoreRequest | None = None  # the same family question for every model
     classes: dict = field(default_factory=dict)  # model index -> (P(family), class request)
-
-
-class Progress:
-    """A one-line progress meter with rate and ETA on a terminal; silent otherwise."""
-
-    def __init__(self, total: int, enabled: bool) -> None:
-        self.total, self.done, self.t0 = total, 0, time.perf_counter()
-        self.enabled = enabled and sys.stderr.isatty()
-
-    def step(self, n: int = 1) -> None:
-        self.done += n
-        if not self.enabled:
-            return
-        dt = time.perf_counter() - self.t0
-        rate = self.done / dt if dt > 0 else 0.0
-        eta = (self.total - self.done) / rate if rate > 0 else float("inf")
-        print(f"\r{self.done}/{self.total}  {rate * 60:.1f}/min  ETA {eta:.0f}s   ",
-              end="", file=sys.stderr, flush=True)
-
-    def close(self) -> None:
-        if self.enabled:
-            print(file=sys.stderr)
 
 
 def start_ray(address: str | None) -> None:

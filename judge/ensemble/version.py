@@ -129,6 +129,7 @@ class Training(_Cfg):
                            "used ({models_dir} expanded); eval never scores those runs.")
     metrics: dict[str, float] = Field(default_factory=dict,
                                       description="Metrics on the validation part.")
+    fingerprint: str | None = Field(None, description="The version's fingerprint when written.")
 
 
 class JudgeVersion(_Cfg):

@@ -1,0 +1,320 @@
+"""``rcjudge train``: the next judge version, trained on the labelled history of the last one.
+
+Data: every run the parent version judged that has a label (the ledger's current operator
+labels, or a label file) — the disagreements of the calibration set among them. Each run
+is prepared exactly as the parent judges it (intake, decode, contacts, the same sampled
+frames: ``judge.ensemble.judge.prepare``), and asked the parent's exact questions:
+
+* attempt and success, two yes/no requests, the label's answer as the target;
+* on a labelled failure with a class: the family letter, then the class letter.
+
+Each of the three models (their own transformers architectures, loaded from the parent's
+checkpoints) is trained on the cross-entropy of the answer tokens' next-token logits —
+the very numbers the judge reads (``TransformersBackend.choice_logits``) — with its own
+seed and data order, so their errors stay diverse. Early stopping on the validation part.
+
+Split by seed group (runs of one task sharing a ``seed`` attribution) — never by frame
+or by run of one rollout: a deterministic hash of the group assigns it to ``test``
+(never used: what ``rcjudge eval`` scores), ``train``, ``validation`` or
+``calibration``; ``--hold-out-tasks`` keeps whole tasks out. The calibration part fits
+the new version's per-model and ensemble maps (``judge.learn.calibrate``).
+
+Writes the weights under ``{models_dir}/<NEW>/<model>`` (never committed), the list of
+every run used (``used_runs.json``), and ``configs/judges/<NEW>.yaml`` with its
+``training`` record: parent, data hash and size, split, held-out sets, seed, validation
+metrics, fingerprint.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from judge.ensemble.fingerprint import fingerprint
+from judge.ensemble.judge import prepare
+from judge.ensemble.prompts import class_request, family_request, yes_no_requests
+from judge.ensemble.taxonomy import Taxonomy, load_taxonomy
+from judge.ensemble.version import JudgeVersion, Training
+from judge.errors import JudgeError
+from judge.learn.calibrate import Dataset, evaluate, fit_version, version_path, write_version
+from judge.ledgers.labels import read_labels
+from judge.ledgers.records import Label
+from judge.ledgers.store import Ledger
+from models.base import ScoreRequest
+from rcjudge.home import models_dir
+from rcjudge.progress import Progress
+
+PARTS = ("train", "validation", "calibration", "test")
+
+
+class TrainError(JudgeError, ValueError):
+    """Nothing to train on, a part of the split left empty, or a backend that cannot train."""
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """Knobs of ``rcjudge train`` (the CLI's flags)."""
+
+    seed: int = 0
+    epochs: int = 8
+    patience: int = 2
+    lr: float = 2e-3
+    batch: int = 8
+    test_fraction: float = 0.2
+    val_fraction: float = 0.15
+    calib_fraction: float = 0.15
+    hold_out_tasks: tuple[str, ...] = ()
+    max_steps: int | None = None  # a cap on optimizer steps per model (CI's small run)
+
+
+@dataclass(frozen=True)
+class Example:
+    """One labelled run, prepared as the parent judges it."""
+
+    run_id: str
+    bundle_hash: str
+    task_id: str
+    group: str
+    frames: np.ndarray  # (K, H, W', 3) uint8, the images every question shows
+    instruction: str
+    label: Label
+
+
+def _sha(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def assign_part(group: str, seed: int, cfg: TrainConfig) -> str:
+    """The part a seed group belongs to: a deterministic hash of (seed, group) in [0, 1)."""
+    u = int(_sha(f"{seed}:{group}")[:12], 16) / 16**12
+    edges = np.cumsum([cfg.test_fraction, cfg.val_fraction, cfg.calib_fraction])
+    return ("test", "validation", "calibration", "train")[int(np.searchsorted(edges, u, "right"))]
+
+
+def labelled_runs(ledger: Ledger, parent: str,
+                  labels_file: str | None = None) -> list[tuple[object, Label]]:
+    """(run, label) of every run ``parent`` judged that has a label, by run id."""
+    if labels_file is not None:
+        parsed, errors = read_labels(labels_file)
+        if errors:
+            raise TrainError(f"{labels_file}: {len(errors)} bad row(s); first: {errors[0]}")
+        labels = {lb.run_id: lb for _, lb in parsed}  # the file's last row of a run wins
+    else:
+        labels = {rid: s.label for rid, s in ledger.current_labels().items()}
+    judged = ledger.judged_run_ids(parent)
+    if not judged:
+        known = ", ".join(ledger.judge_versions()) or "none"
+        raise TrainError(f"--from {parent!r}: no judgment of this version in the ledger "
+                         f"(versions with judgments: {known})")
+    return [(ledger.get_run(rid), labels[rid]) for rid in sorted(judged & set(labels))]
+
+
+def questions(ex: Example, version: JudgeVersion,
+              taxonomy: Taxonomy) -> list[tuple[ScoreRequest, int]]:
+    """The parent's questions about one run, each with the index of the right answer."""
+    attempt, success = yes_no_requests(ex.frames, ex.instruction, version)
+    out = [(attempt, 0 if ex.label.attempt else 1), (success, 0 if ex.label.success else 1)]
+    cls = ex.label.failure_class
+    if not ex.label.success and cls in taxonomy.classes:
+        fam = family_request(ex.frames, ex.instruction, version, taxonomy)
+        out.append((fam, fam.labels.index(cls.partition(".")[0])))
+        req = class_request(ex.frames, ex.instruction, cls.partition(".")[0], version, taxonomy)
+        out.append((req, req.labels.index(cls)))
+    return out
+
+
+def _loss(backend, batch: Sequence[tuple[ScoreRequest, int]]):
+    import torch
+
+    logits = [backend.choice_logits(req) for req, _ in batch]
+    return sum(torch.nn.functional.cross_entropy(lg[None], torch.tensor([t]))
+               for lg, (_, t) in zip(logits, batch, strict=True)) / len(batch)
+
+
+def mean_loss(backend, data: Sequence[tuple[ScoreRequest, int]]) -> float:
+    import torch
+
+    if not data:
+        return float("nan")
+    with torch.inference_mode():
+        return float(sum(float(_loss(backend, [d])) for d in data) / len(data))
+
+
+def train_model(backend, train: list, val: list, seed: int, cfg: TrainConfig,
+                meter: Progress) -> dict:
+    """Fit one loaded transformers backend in place; keep the weights of the best epoch."""
+    import torch
+
+    if not hasattr(backend, "choice_logits"):
+        raise TrainError(f"model {backend.spec.name}: backend {backend.spec.backend!r} cannot "
+                         "be trained; `rcjudge train` needs the transformers backend")
+    torch.manual_seed(seed)
+    rng = np.random.default_rng(seed)
+    model = backend.model
+    opt = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=cfg.lr,
+                            weight_decay=0.0)
+    best = {"val_loss": mean_loss(backend, val), "epoch": 0,
+            "state": {k: v.detach().clone() for k, v in model.state_dict().items()}}
+    history, steps, stale = [], 0, 0
+    for epoch in range(1, cfg.epochs + 1):
+        model.train()
+        order = rng.permutation(len(train))
+        losses = []
+        for i in range(0, len(order), cfg.batch):
+            loss = _loss(backend, [train[j] for j in order[i:i + cfg.batch]])
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            losses.append(float(loss.detach()))
+            steps += 1
+            meter.step(note=f"{backend.spec.name} epoch {epoch} loss {np.mean(losses):.3f}")
+            if cfg.max_steps is not None and steps >= cfg.max_steps:
+                break
+        model.eval()
+        val_loss = mean_loss(backend, val)
+        history.append({"epoch": epoch, "train_loss": round(float(np.mean(losses)), 5),
+                        "val_loss": round(val_loss, 5)})
+        if val_loss < best["val_loss"]:
+            best = {"val_loss": val_loss, "epoch": epoch,
+                    "state": {k: v.detach().clone() for k, v in model.state_dict().items()}}
+            stale = 0
+        else:
+            stale += 1
+        if stale >= cfg.patience or (cfg.max_steps is not None and steps >= cfg.max_steps):
+            break
+    model.load_state_dict(best["state"])
+    return {"best_epoch": best["epoch"], "best_val_loss": round(best["val_loss"], 5),
+            "steps": steps, "history": history}
+
+
+def _raw_dataset(backends: Sequence, examples: Sequence[Example],
+                 version: JudgeVersion) -> Dataset:
+    """Raw P(yes) of each model on each run's attempt and success question, with labels."""
+    pa, ps = [], []
+    for ex in examples:
+        reqs = yes_no_requests(ex.frames, ex.instruction, version)
+        answers = [b.score(reqs) for b in backends]
+        pa.append([float(a[0][0]) for a in answers])
+        ps.append([float(a[1][0]) for a in answers])
+    return Dataset(task=np.array([ex.task_id for ex in examples]),
+                   p_attempt=np.array(pa, float).reshape(-1, 3),
+                   p_success=np.array(ps, float).reshape(-1, 3),
+                   attempt=np.array([ex.label.attempt for ex in examples], float),
+                   success=np.array([ex.label.success for ex in examples], float))
+
+
+def data_sha256(examples: Sequence[Example]) -> str:
+    """sha256 over the sorted (bundle hash, attempt, success, class) of the runs used."""
+    rows = sorted(f"{e.bundle_hash}:{int(e.label.attempt)}:{int(e.label.success)}:"
+                  f"{e.label.failure_class or ''}\n" for e in examples)
+    return _sha("".join(rows))
+
+
+def train_version(ledger: Ledger, parent: JudgeVersion, new_name: str,
+                  cfg: TrainConfig = TrainConfig(), labels_file: str | None = None,
+                  config_out: str | None = None, progress: bool = True) -> tuple[Path, dict]:
+    """Train ``new_name`` from ``parent``; write its weights and config; return (config, report).
+
+    Raises:
+        TrainError / CalibrationError: nothing to train on, an empty part, the name taken.
+    """
+    from models.registry import create_backend
+
+    target = version_path(new_name, config_out)  # refused before any work if taken
+    weights_root = models_dir() / new_name
+    if weights_root.exists():
+        raise TrainError(f"{weights_root}: already exists; a trained version's weights are "
+                         "never overwritten")
+    taxonomy = load_taxonomy()
+    t0 = time.perf_counter()
+    pairs = labelled_runs(ledger, parent.name, labels_file)
+    held_tasks = set(cfg.hold_out_tasks)
+    parts: dict[str, list] = {p: [] for p in PARTS}
+    for run, label in pairs:
+        if run.attribution.task.id in held_tasks:
+            continue
+        group = f"{run.attribution.task.id}:{run.attribution.seed or run.run_id}"
+        parts[assign_part(group, cfg.seed, cfg)].append((run, label, group))
+    empty = [p for p in ("train", "validation", "calibration") if not parts[p]]
+    if empty:
+        raise TrainError(f"{len(pairs)} labelled run(s) of {parent.name!r} leave the "
+                         f"{', '.join(empty)} part(s) empty; label more runs (need several "
+                         "seed groups per part)")
+
+    meter = Progress(sum(len(v) for k, v in parts.items() if k != "test"), progress, "prepare")
+    examples: dict[str, list[Example]] = {}
+    skipped: list[dict] = []
+    for part in ("train", "validation", "calibration"):
+        examples[part] = []
+        for run, label, group in parts[part]:
+            try:
+                p = prepare(run.bundle_uri, parent, run_id=run.run_id)
+            except JudgeError as exc:
+                skipped.append({"run_id": run.run_id, "error": type(exc).__name__,
+                                "message": str(exc)})
+                continue
+            finally:
+                meter.step()
+            examples[part].append(Example(run.run_id, p.bundle_hash, p.attribution.task.id,
+                                          group, p.frames, p.instruction, label))
+    meter.close()
+    prepare_s = time.perf_counter() - t0
+
+    qs = {part: [q for ex in examples[part] for q in questions(ex, parent, taxonomy)]
+          for part in examples}
+    backends, model_reports = [], {}
+    t1 = time.perf_counter()
+    for i, entry in enumerate(parent.models):
+        backend = create_backend(entry.spec())
+        backend.load()
+        steps = cfg.epochs * -(-len(qs["train"]) // cfg.batch)
+        meter = Progress(min(steps, cfg.max_steps or steps), progress, f"train {entry.name}")
+        model_reports[entry.name] = train_model(backend, qs["train"], qs["validation"],
+                                                cfg.seed * 100 + i, cfg, meter)
+        meter.close()
+        backends.append(backend)
+    train_s = time.perf_counter() - t1
+
+    models = []
+    for entry, backend in zip(parent.models, backends, strict=True):
+        backend.save(weights_root / entry.name)
+        models.append(entry.model_copy(update={"path": f"{{models_dir}}/{new_name}/{entry.name}"}))
+    trained = parent.model_copy(update={"name": new_name, "models": tuple(models)})
+    calibrated = fit_version(trained, _raw_dataset(backends, examples["calibration"], trained))
+    val_metrics = evaluate(calibrated, _raw_dataset(backends, examples["validation"], trained))
+    for b in backends:
+        b.close()
+
+    used = sorted(e.bundle_hash for part in examples.values() for e in part)
+    (weights_root / "used_runs.json").write_text(json.dumps(used, indent=0) + "\n")
+    all_used = [e for part in examples.values() for e in part]
+    record = Training(
+        parent=parent.name, data_sha256=data_sha256(all_used), runs=len(all_used),
+        seed=cfg.seed,
+        split={**{p: len(examples[p]) for p in PARTS[:3]}, "test": len(parts["test"])},
+        held_out={"tasks": sorted(held_tasks),
+                  "test_seed_groups": sorted({g for _, _, g in parts["test"]})},
+        used_runs=f"{{models_dir}}/{new_name}/used_runs.json",
+        metrics={f"validation_{q}_{k}": float(val_metrics[q][k])
+                 for q in ("attempt", "success") for k in ("accuracy", "ece")
+                 if val_metrics[q][k] is not None},
+        fingerprint=fingerprint(calibrated, taxonomy).digest)
+    new = calibrated.model_copy(update={
+        "description": f"{parent.name} fine-tuned on {len(examples['train'])} labelled runs "
+                       f"(rcjudge train, seed {cfg.seed})",
+        "training": record})
+    path = write_version(new, target)
+    report = {"from": parent.name, "to": new_name, "config": str(path),
+              "weights": str(weights_root), "split": record.split,
+              "questions": {p: len(q) for p, q in qs.items()},
+              "skipped": skipped, "models": model_reports, "validation": val_metrics,
+              "fingerprint": record.fingerprint, "data_sha256": record.data_sha256,
+              "seconds": {"prepare": round(prepare_s, 1), "train": round(train_s, 1),
+                          "total": round(time.perf_counter() - t0, 1)}}
+    return path, report

@@ -1,0 +1,129 @@
+"""`rcjudge train` on a small labelled ledger: the split, the record, determinism, no overwrite."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+import pytest
+import torch
+from safetensors.torch import load_file
+
+from judge.ensemble.judge import Judge, prepare
+from judge.ensemble.version import load_judge_version
+from judge.learn.calibrate import CalibrationError
+from judge.learn.train import TrainConfig, TrainError, assign_part, train_version
+from judge.ledgers.records import Label, Run
+from judge.ledgers.store import Ledger
+from rcjudge.cli import main
+from rcjudge.home import models_dir
+
+pytestmark = pytest.mark.slow
+SMALL = TrainConfig(seed=3, epochs=1, max_steps=2, batch=4, test_fraction=0.25,
+                    val_fraction=0.2, calib_fraction=0.2)
+
+
+@pytest.fixture(scope="module")
+def ledger_url(tiny_models, make_bundles, tmp_path_factory):
+    """24 synthetic runs judged by `tiny`, each labelled with its truth."""
+    from datetime import UTC, datetime
+
+    bundles = make_bundles(24, seed=11, width=96, height=64, fps=5, duration_s=3.0)
+    url = f"sqlite:///{tmp_path_factory.mktemp('train') / 'l.db'}"
+    judge = Judge("tiny")
+    with Ledger.open(url) as ledger:
+        for b in bundles:
+            p = prepare(str(b), judge.version)
+            ledger.record(Run(run_id=p.run_id, bundle_uri=p.uri, bundle_hash=p.bundle_hash,
+                              attribution=p.attribution, duration_s=p.duration_s,
+                              cycle_sec=p.cycle_sec), judge.judge_prepared(p))
+            truth = json.loads((b / "truth.json").read_text())
+            ledger.add_labels([Label(run_id=b.name, attempt=truth["attempt"],
+                                     success=truth["success"],
+                                     failure_class=truth["failure_class"], labeled_by="truth",
+                                     labeled_at=datetime(2026, 12, 1, tzinfo=UTC))])
+    judge.close()
+    return url
+
+
+def test_parts_are_whole_seed_groups_and_deterministic():
+    groups = [f"task.{t}:{s}" for t in range(3) for s in range(200)]
+    parts = [assign_part(g, 0, TrainConfig()) for g in groups]
+    assert parts == [assign_part(g, 0, TrainConfig()) for g in groups]
+    share = Counter(parts)
+    assert set(share) == {"train", "validation", "calibration", "test"}
+    assert 0.4 < share["train"] / 600 < 0.6 and 0.1 < share["test"] / 600 < 0.3
+    assert parts != [assign_part(g, 1, TrainConfig()) for g in groups]  # the seed reshuffles
+
+
+def test_train_writes_a_version_with_its_record_and_never_overwrites(ledger_url, tmp_path,
+                                                                     tiny_models):
+    with Ledger.open(ledger_url) as ledger:
+        path, report = train_version(ledger, load_judge_version("tiny"), "tiny-t1", SMALL,
+                                     config_out=str(tmp_path / "tiny-t1.yaml"), progress=False)
+        new = load_judge_version(str(path))
+        t = new.training
+        assert (t.parent, t.seed) == ("tiny", 3)
+        assert sum(t.split.values()) == 24 and t.runs == 24 - t.split["test"]
+        assert t.split == report["split"] and min(t.split.values()) >= 1
+        used = json.loads((tiny_models.parent / "tiny-t1" / "used_runs.json").read_text())
+        assert len(used) == t.runs == len(set(used))
+        test_hashes = {ledger.get_run(r).bundle_hash
+                       for r in ledger.judged_run_ids("tiny")} - set(used)
+        assert len(test_hashes) == t.split["test"]  # the test part is exactly what was not used
+        assert t.used_runs == "{models_dir}/tiny-t1/used_runs.json"
+        assert [m.path for m in new.models] == [f"{{models_dir}}/tiny-t1/{m.name}"
+                                                for m in new.models]
+        assert t.fingerprint == Judge(new, load=False).fingerprint.digest
+        assert set(report["models"]) == {"gemma3-tiny", "idefics3-tiny", "llava-tiny"}
+        assert all(m["steps"] == 2 for m in report["models"].values())
+        with pytest.raises(CalibrationError, match="already exists; judge versions are never "
+                                                   "overwritten"):
+            train_version(ledger, load_judge_version("tiny"), "tiny-t1", SMALL,
+                          config_out=str(path), progress=False)
+        with pytest.raises(TrainError, match=r"tiny-t1: already exists; a trained version's "
+                                             r"weights are never overwritten"):
+            train_version(ledger, load_judge_version("tiny"), "tiny-t1", SMALL,
+                          config_out=str(tmp_path / "other.yaml"), progress=False)
+
+
+def test_the_same_seed_trains_the_same_weights(ledger_url, tmp_path, tiny_models):
+    reports = {}
+    with Ledger.open(ledger_url) as ledger:
+        for name in ("tiny-d1", "tiny-d2"):
+            _, reports[name] = train_version(ledger, load_judge_version("tiny"), name, SMALL,
+                                             config_out=str(tmp_path / f"{name}.yaml"),
+                                             progress=False)
+    assert reports["tiny-d1"]["models"] == reports["tiny-d2"]["models"]  # losses, epochs
+    for arch in ("gemma3-tiny", "idefics3-tiny", "llava-tiny"):
+        a = load_file(tiny_models.parent / "tiny-d1" / arch / "model.safetensors")
+        b = load_file(tiny_models.parent / "tiny-d2" / arch / "model.safetensors")
+        base = load_file(tiny_models / arch.split("-")[0] / "model.safetensors")
+        assert a.keys() == b.keys() == base.keys()
+        assert all(torch.equal(a[k], b[k]) for k in a)
+        # early stopping keeps the best epoch: the initial weights when none improved on them
+        kept_initial = reports["tiny-d1"]["models"][arch]["best_epoch"] == 0
+        assert all(torch.equal(a[k], base[k]) for k in a) == kept_initial
+
+
+def test_held_out_tasks_are_never_used_and_errors_are_one_line(ledger_url, tmp_path, capsys):
+    with Ledger.open(ledger_url) as ledger:
+        tasks = sorted({ledger.get_run(r).attribution.task.id
+                        for r in ledger.judged_run_ids("tiny")})
+        cfg = TrainConfig(**{**SMALL.__dict__, "hold_out_tasks": (tasks[0],)})
+        path, _ = train_version(ledger, load_judge_version("tiny"), "tiny-h1", cfg,
+                                config_out=str(tmp_path / "tiny-h1.yaml"), progress=False)
+        held = {ledger.get_run(r).bundle_hash for r in ledger.judged_run_ids("tiny")
+                if ledger.get_run(r).attribution.task.id == tasks[0]}
+    new = load_judge_version(str(path))
+    assert new.training.held_out["tasks"] == [tasks[0]]
+    used_file = new.training.used_runs.replace("{models_dir}", str(models_dir()))
+    used = set(json.loads(open(used_file, encoding="utf-8").read()))
+    assert held and used and not used & held
+    assert main(["train", "--from", "tiny", "--out", "x", "--db", ledger_url, "--config",
+                 str(tmp_path / "x.yaml"), "--hold-out-tasks", ",".join(tasks)]) == 2
+    assert capsys.readouterr().err.strip() == (
+        "rcjudge: error: 24 labelled run(s) of 'tiny' leave the train, validation, calibration "
+        "part(s) empty; label more runs (need several seed groups per part)")
+    assert main(["train", "--from", "nope-v0", "--out", "x", "--db", ledger_url]) == 2
+    assert "unknown judge version 'nope-v0'" in capsys.readouterr().err

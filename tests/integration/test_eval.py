@@ -352,3 +352,13 @@ def test_label_file_reader_keeps_the_latest_label_and_the_flag(tmp_path):
         '"labeled_by": "op", "labeled_at": "2026-11-01T00:00:00Z"}\n')
     truth = read_truth_file(path)
     assert truth["r0"].label.failure_class == "grasp.slip" and truth["r0"].near_threshold is True
+
+
+def test_a_version_in_the_ledger_without_its_version_file_is_refused(tmp_path):
+    with Ledger.open(f"sqlite:///{tmp_path / 'g.db'}") as ledger:
+        ledger.record(Run(run_id="r0", bundle_uri="/b/r0", bundle_hash=bundle_hash("r0"),
+                          attribution=attribution("task.a"), duration_s=6.0, cycle_sec=5.0),
+                      judgment("r0", "ghost", A["r0"]))
+        with pytest.raises(EvalError, match=r"judge version 'ghost': no version file .*ghost"
+                                            r"\.yaml; eval reads its training block"):
+            evaluate(ledger, ["ghost"])

@@ -267,6 +267,25 @@ def format_training(r: dict) -> str:
     return "\n".join(lines)
 
 
+def _cmd_eval(args: argparse.Namespace) -> int:
+    from judge.learn.evaluate import check_resamples, evaluate
+    from judge.learn.report import check_out_dir, format_eval, write_report
+    from judge.learn.truth import read_truth_file
+    from judge.ledgers.store import Ledger
+
+    check_resamples(args.bootstrap)  # the cheap checks first: flags, folder, label file
+    if args.out:
+        check_out_dir(args.out)
+    truth = read_truth_file(args.labels) if args.labels else None
+    with Ledger.open(args.db) as ledger:
+        report = evaluate(ledger, [args.judge] + ([args.compare] if args.compare else []),
+                          truth, args.labels, resamples=args.bootstrap, seed=args.seed)
+    if args.out:
+        report["written"] = write_report(report, args.out)
+    _emit(report, args.json, format_eval)
+    return 0
+
+
 def _cmd_build_tiny(args: argparse.Namespace) -> int:
     from models.tiny import build_tiny
     from rcjudge.home import models_dir
@@ -416,6 +435,24 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--hold-out-tasks", metavar="T1,T2", help="tasks never used")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=_cmd_train)
+
+    p = sub.add_parser("eval", help="score a judge version (or two) on labelled runs it never "
+                       "trained on (docs/eval.md)")
+    p.add_argument("--judge", required=True, metavar="VERSION",
+                   help="judge version name or YAML file")
+    p.add_argument("--compare", metavar="VERSION_B", help="a second version, scored on the "
+                   "same runs (those neither trained on and both judged), with the flips")
+    p.add_argument("--db", metavar="URL", help=DB_HELP)
+    p.add_argument("--labels", metavar="FILE", help="truth from this label file (CSV/JSONL as "
+                   "`labels import`, plus an optional near_threshold column); default: the "
+                   "ledger's current operator labels")
+    p.add_argument("--out", metavar="DIR", help="also write report.json, report.html and "
+                   "reliability_{attempt,success}.png here")
+    p.add_argument("--bootstrap", type=int, default=1000, metavar="N",
+                   help="bootstrap resamples for the 95%% intervals (0: none)")
+    p.add_argument("--seed", type=int, default=0, metavar="S", help="seed of the resamples")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=_cmd_eval)
 
     models = sub.add_parser("models", help="model tools").add_subparsers(
         dest="models_command", required=True, metavar="COMMAND")

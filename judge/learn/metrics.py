@@ -1,4 +1,5 @@
-"""Pure numpy metrics of a judge against the truth: ROC-AUC, reliability diagrams, ECE.
+"""Pure numpy metrics of a judge against the truth: ROC-AUC, reliability diagrams, ECE,
+precision and recall, and percentile bootstrap intervals.
 
 A *confidence* here is what a judgment reports: the probability that its answer is right
 (``attempt_confidence`` / ``success_confidence``, never below 1/2). Its reliability is read
@@ -6,6 +7,8 @@ against whether the answer was right, in equal-width bins over [1/2, 1].
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 import numpy as np
 
@@ -46,3 +49,34 @@ def ece(confidence: np.ndarray, correct: np.ndarray, bins: int = 10, lo: float =
     rows = reliability(confidence, correct, bins, lo)
     n = sum(r["n"] for r in rows)
     return sum(r["n"] / n * abs(r["accuracy"] - r["mean_confidence"]) for r in rows if r["n"])
+
+
+def binary_counts(answer: np.ndarray, truth: np.ndarray) -> dict[str, int]:
+    """True/false positives and negatives of yes/no ``answer`` against yes/no ``truth``."""
+    a, t = np.asarray(answer, bool), np.asarray(truth, bool)
+    return {"tp": int((a & t).sum()), "fp": int((a & ~t).sum()),
+            "fn": int((~a & t).sum()), "tn": int((~a & ~t).sum())}
+
+
+def precision_recall(answer: np.ndarray, truth: np.ndarray) -> tuple[float | None, float | None]:
+    """(tp / (tp + fp), tp / (tp + fn)); each None when its denominator is 0."""
+    c = binary_counts(answer, truth)
+    said_yes, were_yes = c["tp"] + c["fp"], c["tp"] + c["fn"]
+    return (c["tp"] / said_yes if said_yes else None, c["tp"] / were_yes if were_yes else None)
+
+
+def bootstrap_interval(statistic: Callable[[np.ndarray], float], n: int, resamples: int = 1000,
+                       seed: int = 0, level: float = 0.95) -> tuple[float, float] | None:
+    """Percentile interval of ``statistic(idx)`` over resamples of ``n`` items with replacement.
+
+    ``idx`` is an (n,) array of indices drawn with ``np.random.default_rng(seed)``, so the
+    same seed gives the same interval, and two statistics given the same seed and ``n``
+    see the same resamples (a paired bootstrap of their difference). None when ``n`` or
+    ``resamples`` is 0.
+    """
+    if n == 0 or resamples == 0:
+        return None
+    rng = np.random.default_rng(seed)
+    values = np.array([statistic(rng.integers(0, n, n)) for _ in range(resamples)], float)
+    lo, hi = np.quantile(values, [(1 - level) / 2, (1 + level) / 2])
+    return float(lo), float(hi)

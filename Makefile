@@ -25,20 +25,37 @@ MODELS := $(shell PYTHONPATH=. $(PYTHON) -c 'from rcjudge.home import models_dir
 $(MODELS)/tiny/llava/config.json: models/tiny.py | $(VENV)/.installed
 	$(VENV)/bin/rcjudge models build-tiny --out $(MODELS)/tiny
 
+DB     := sqlite:///$(OUT)/ledger.db
+V2     := demo-tiny-v2
+LABELED_AT := 2026-12-01T00:00:00Z
+
 demo: $(VENV)/.installed $(MODELS)/tiny/llava/config.json
-	$(VENV)/bin/rcjudge synth --n 12 --out $(OUT)/bundles --seed 0
+	$(VENV)/bin/rcjudge synth --n 48 --out $(OUT)/bundles --seed 0
 	$(VENV)/bin/rcjudge inspect $(OUT)/bundles/synth-0000-0000
 	@echo "tiny judge: three random-weight VLMs on CPU; verdicts show the plumbing, not truth"
 	RAY_AUTH_MODE=disabled $(VENV)/bin/rcjudge batch $(OUT)/bundles --judge tiny \
-		--db sqlite:///$(OUT)/ledger.db --report $(OUT)/batch-report.json
+		--db $(DB) --report $(OUT)/batch-report.json
 	@echo "single calls, in this process:"
 	$(VENV)/bin/rcjudge judge $(OUT)/bundles/synth-0000-000[0-3]/ --judge tiny
 	$(VENV)/bin/rcjudge export evaluation-run --judge tiny --out $(OUT)/evaluation_run \
-		--db sqlite:///$(OUT)/ledger.db
+		--db $(DB)
 	$(VENV)/bin/rcjudge verdict --evaluation-run $(OUT)/evaluation_run/judge_version=tiny/part-0.parquet \
 		--task-spec configs/examples/task_spec.csv --dataset-index configs/examples/dataset_index.csv \
 		--artifact scripted-expert@1.0.0 --out $(OUT)/cards.json --html $(OUT)/screen.html
 	@echo "screen: $(OUT)/screen.html   (serve it: $(VENV)/bin/rcjudge serve --help)"
+	@echo "the loop: operator labels for half the runs -> train $(V2) -> re-judge every run ->"
+	@echo "          eval v1 vs v2 on the runs neither trained on (README: what these numbers mean)"
+	$(VENV)/bin/rcjudge truth-labels $(OUT)/bundles --out $(OUT)/labels.csv --fraction 0.5 \
+		--seed 0 --labeled-by demo-operator --labeled-at $(LABELED_AT)
+	$(VENV)/bin/rcjudge truth-labels $(OUT)/bundles --out $(OUT)/truth.csv \
+		--labeled-by physics-truth --labeled-at $(LABELED_AT)
+	$(VENV)/bin/rcjudge labels import $(OUT)/labels.csv --db $(DB)
+	@test -f $(OUT)/$(V2).yaml || { rm -rf $(MODELS)/$(V2); $(VENV)/bin/rcjudge train --from tiny \
+		--out $(V2) --config $(OUT)/$(V2).yaml --db $(DB) --epochs 3 --seed 0; }
+	RAY_AUTH_MODE=disabled $(VENV)/bin/rcjudge rejudge --from tiny --to $(OUT)/$(V2).yaml --db $(DB)
+	$(VENV)/bin/rcjudge eval --judge tiny --compare $(OUT)/$(V2).yaml --labels $(OUT)/truth.csv \
+		--db $(DB) --out $(OUT)/eval --bootstrap 200
+	@echo "eval report: $(OUT)/eval/report.html"
 
 lint: $(VENV)/.installed-dev
 	$(VENV)/bin/ruff check .
@@ -88,4 +105,4 @@ bench: $(VENV)/.installed
 	$(PY) -m bench.verdict_bench
 
 clean:
-	rm -rf $(VENV) $(OUT) .pytest_cache .ruff_cache
+	rm -rf $(VENV) $(OUT) $(MODELS)/$(V2) .pytest_cache .ruff_cache

@@ -49,7 +49,8 @@ def _cmd_truth_labels(args: argparse.Namespace) -> int:
     from bench.sim.truth_labels import write_truth_labels
 
     s = write_truth_labels(args.dir, args.out, fraction=args.fraction, seed=args.seed,
-                           labeled_by=args.labeled_by, labeled_at=args.labeled_at)
+                           labeled_by=args.labeled_by, labeled_at=args.labeled_at,
+                           near_threshold=args.near_threshold)
     print(json.dumps(asdict(s), indent=2) if args.json else
           f"{s.out}: {s.labeled} label(s) of {s.runs_found} run(s) with truth.json "
           f"(fraction {s.fraction}, seed {s.seed})")
@@ -103,4 +104,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--labeled-by", default="truth", help="labeled_by of every row")
     p.add_argument("--labeled-at", help="ISO 8601 labeled_at of every row (default now)")
     p.add_argument("--json", action="store_true")
+    p.add_argument("--near-threshold", action="store_true", help="add the near_threshold "
+                   "column (for rcjudge eval's slice; labels import refuses it)")
     p.set_defaults(func=_cmd_truth_labels)

@@ -62,11 +62,15 @@ def pick(run_ids: list[str], fraction: float, seed: int) -> list[str]:
 
 def write_truth_labels(root: str | Path, out: str | Path, fraction: float = 1.0,
                        seed: int = 0, labeled_by: str = "truth",
-                       labeled_at: str | None = None) -> TruthLabelSummary:
+                       labeled_at: str | None = None,
+                       near_threshold: bool = False) -> TruthLabelSummary:
     """Write the label file ``out`` (.csv or .jsonl) for the picked runs under ``root``.
 
     Args:
         labeled_at: ISO 8601 time stamped on every row (default: now, UTC, to the second).
+        near_threshold: add the ``near_threshold`` column (empty where the truth has none),
+            which ``rcjudge eval`` reads for its near-threshold slice; ``labels import``
+            refuses that column, so such a file is for eval only.
     """
     from judge.ledgers.labels import COLUMNS, parse_row
 
@@ -87,17 +91,24 @@ def write_truth_labels(root: str | Path, out: str | Path, fraction: float = 1.0,
         if isinstance(parsed, list):
             raise SimError(f"{Path(root) / run_id / 'truth.json'}: "
                            + "; ".join(f"{e.field}: {e.message}" for e in parsed))
+        if near_threshold:
+            flag = t.get("near_threshold")
+            row["near_threshold"] = "" if flag is None else ("true" if flag else "false")
         rows.append(row)
+    columns = [*COLUMNS, "near_threshold"] if near_threshold else list(COLUMNS)
     out.parent.mkdir(parents=True, exist_ok=True)
     with open(out, "w", encoding="utf-8", newline="") as f:
         if out.suffix.lower() == ".csv":
-            writer = csv.DictWriter(f, fieldnames=list(COLUMNS), lineterminator="\n")
+            writer = csv.DictWriter(f, fieldnames=columns, lineterminator="\n")
             writer.writeheader()
             writer.writerows(rows)
         else:
             for row in rows:
+                extra = ({"near_threshold": {"true": True, "false": False}.get(
+                    row["near_threshold"])} if near_threshold else {})
                 f.write(json.dumps({**row, "attempt": row["attempt"] == "true",
                                     "success": row["success"] == "true",
-                                    "failure_class": row["failure_class"] or None}) + "\n")
+                                    "failure_class": row["failure_class"] or None,
+                                    **extra}) + "\n")
     return TruthLabelSummary(out=str(out), runs_found=len(truths), labeled=len(rows),
                              fraction=fraction, seed=seed)

@@ -150,6 +150,40 @@ def test_truth_labels_work_on_synth_bundles(make_bundles, tmp_path):
         write_truth_labels(paths[0].parent, out, fraction=1.5)
 
 
+def test_truth_labels_with_near_threshold_are_read_by_eval_only(make_bundles, tmp_path):
+    import json
+
+    from bench.sim.truth_labels import write_truth_labels
+    from judge.learn.truth import read_truth_file
+    from judge.ledgers.labels import read_labels
+
+    paths = make_bundles(6, seed=4, width=96, height=64, fps=10, duration_s=2.0)
+    flagged = paths[1] / "truth.json"
+    t = json.loads(flagged.read_text())
+    (tmp_path / "b").mkdir()
+    for p in paths:  # a copy of the set where one truth says near_threshold: true
+        (tmp_path / "b" / p.name).mkdir()
+        data = json.loads((p / "truth.json").read_text())
+        data["near_threshold"] = p == paths[1]
+        if p == paths[2]:
+            del data["near_threshold"]  # unknown: the cell stays empty
+        (tmp_path / "b" / p.name / "truth.json").write_text(json.dumps(data))
+    out = tmp_path / "truth.csv"
+    write_truth_labels(tmp_path / "b", out, labeled_at="2026-12-01T00:00:00Z",
+                       near_threshold=True)
+    lines = out.read_text().splitlines()
+    assert lines[0] == "run_id,attempt,success,failure_class,labeled_by,labeled_at,near_threshold"
+    assert lines[2].endswith(",true") and lines[3].endswith(",") and lines[1].endswith(",false")
+    truth = read_truth_file(str(out))
+    assert {r: v.near_threshold for r, v in truth.items()} == {
+        p.name: (True if p == paths[1] else None if p == paths[2] else False) for p in paths}
+    assert t["run_id"] == paths[1].name
+    _, errors = read_labels(out)  # the importer keeps its strict columns
+    assert [str(e) for e in errors] == ["line 1: header: unknown column(s) near_threshold "
+                                        "(expected run_id, attempt, success, failure_class, "
+                                        "labeled_by, labeled_at)"]
+
+
 def test_every_task_has_an_instruction_and_a_class_per_rule_exists():
     from judge.ensemble.prompts import task_catalog
     from judge.ensemble.taxonomy import load_taxonomy

@@ -10,17 +10,14 @@ label. As in the ledger, a run's current label is its latest ``labeled_at``.
 
 from __future__ import annotations
 
-import csv
-import io
-import json
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from judge.ensemble.taxonomy import Taxonomy, load_taxonomy
 from judge.errors import JudgeError
-from judge.ledgers.labels import COLUMNS, _bool, _text_lines, parse_row
+from judge.ledgers.errors import RowError
+from judge.ledgers.labels import COLUMNS, _bool, _rows, parse_row
 from judge.ledgers.records import Label
 from judge.ledgers.store import Ledger
 
@@ -37,51 +34,6 @@ class Truth:
 
     label: Label
     near_threshold: bool | None = None
-
-
-def _column_problems(names: list[str]) -> str:
-    missing = [c for c in COLUMNS if c not in names]
-    unknown = [c for c in names if c not in (*COLUMNS, NEAR)]
-    parts = ["missing column(s) " + ", ".join(missing)] if missing else []
-    if unknown:
-        parts.append("unknown column(s) " + ", ".join(unknown) + " (expected "
-                     + ", ".join(COLUMNS) + ", optionally " + NEAR + ")")
-    return "; ".join(parts)
-
-
-def _raw_rows(path: Path) -> Iterator[tuple[int, dict[str, Any] | str]]:
-    """(line, raw row) of a CSV or JSONL label file, or (line, what is wrong with it)."""
-    lines, errors = _text_lines(path)  # the same UTF-8 / NUL checks as `labels import`
-    if errors:
-        yield from ((e.line, f"{e.field}: {e.message}") for e in errors)
-        return
-    if path.suffix.lower() == ".csv":
-        reader = csv.reader(io.StringIO("".join(lines), newline=""))
-        header = [h.strip() for h in next(reader, [])]
-        if problem := _column_problems(header):
-            yield 1, "header: " + (problem if header else "empty file; expected a header row")
-            return
-        line = reader.line_num + 1
-        for values in reader:
-            if any(v.strip() for v in values):
-                yield line, (dict(zip(header, values, strict=True)) if len(values) == len(header)
-                             else f"row: {len(values)} value(s), expected {len(header)}")
-            line = reader.line_num + 1
-        return
-    for line, text in enumerate(lines, start=1):
-        if not text.strip():
-            continue
-        try:
-            obj = json.loads(text)
-        except json.JSONDecodeError as exc:
-            yield line, f"row: invalid JSON: {exc.msg}"
-            continue
-        if not isinstance(obj, dict):
-            yield line, f"row: expected a JSON object, got {type(obj).__name__}"
-        elif problem := _column_problems(list(obj)):
-            yield line, "columns: " + problem
-        else:
-            yield line, obj
 
 
 def read_truth_file(path: str | Path, taxonomy: Taxonomy | None = None) -> dict[str, Truth]:
@@ -104,9 +56,9 @@ def read_truth_file(path: str | Path, taxonomy: Taxonomy | None = None) -> dict[
     problems: list[str] = []
     current: dict[str, tuple[Any, int, Truth]] = {}
     seen: dict[tuple, int] = {}
-    for line, raw in _raw_rows(path):
-        if isinstance(raw, str):
-            problems.append(f"line {line}: {raw}")
+    for line, raw in _rows(path, optional=(NEAR,)):  # the reader of `labels import`
+        if isinstance(raw, RowError):
+            problems.append(str(raw))
             continue
         label = parse_row(line, {c: raw[c] for c in COLUMNS}, taxonomy)
         near_raw = raw.get(NEAR)

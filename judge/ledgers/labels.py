@@ -82,10 +82,13 @@ def _text_lines(path: Path) -> tuple[list[str], list[RowError]]:
     return lines, errors
 
 
-def _rows(path: Path) -> Iterator[tuple[int, dict[str, Any] | RowError]]:
+def _rows(path: Path, optional: tuple[str, ...] = ()
+          ) -> Iterator[tuple[int, dict[str, Any] | RowError]]:
     """(line, raw row) pairs of a CSV or JSONL file, or (line, error) for unreadable lines.
 
     A file with bytes that are not UTF-8 text (or NUL) yields only those errors.
+    ``optional`` columns may appear beside :data:`COLUMNS` (``rcjudge eval``'s
+    ``near_threshold``); the import itself takes none.
     """
     suffix = path.suffix.lower()
     if suffix not in (".csv", ".jsonl", ".ndjson"):
@@ -102,7 +105,7 @@ def _rows(path: Path) -> Iterator[tuple[int, dict[str, Any] | RowError]]:
                               + ", ".join(COLUMNS))
             return
         header = [h.strip() for h in header]
-        if problems := _column_problems(header):
+        if problems := _column_problems(header, optional):
             yield 1, RowError(1, "header", problems)
             return
         line = reader.line_num + 1
@@ -126,21 +129,22 @@ def _rows(path: Path) -> Iterator[tuple[int, dict[str, Any] | RowError]]:
         if not isinstance(obj, dict):
             yield line, RowError(line, "row", f"expected a JSON object, got "
                                  f"{type(obj).__name__}")
-        elif problems := _column_problems(list(obj)):
+        elif problems := _column_problems(list(obj), optional):
             yield line, RowError(line, "columns", problems)
         else:
             yield line, obj
 
 
-def _column_problems(names: list[str]) -> str:
+def _column_problems(names: list[str], optional: tuple[str, ...] = ()) -> str:
     missing = [c for c in COLUMNS if c not in names]
-    unknown = [c for c in names if c not in COLUMNS]
+    unknown = [c for c in names if c not in (*COLUMNS, *optional)]
     parts = []
     if missing:
         parts.append("missing column(s) " + ", ".join(missing))
     if unknown:
+        also = f", optionally {', '.join(optional)}" if optional else ""
         parts.append("unknown column(s) " + ", ".join(unknown)
-                     + " (expected " + ", ".join(COLUMNS) + ")")
+                     + " (expected " + ", ".join(COLUMNS) + also + ")")
     return "; ".join(parts)
 
 

@@ -239,6 +239,7 @@ def _cmd_train(args: argparse.Namespace) -> int:
 
     cfg = TrainConfig(seed=args.seed, epochs=args.epochs, lr=args.lr, batch=args.batch,
                       test_fraction=args.test_fraction, max_steps=args.max_steps,
+                      lora=args.lora, lora_rank=args.lora_rank,
                       hold_out_tasks=tuple(t for t in (args.hold_out_tasks or "").split(",")
                                            if t))
     parent = load_judge_version(args.from_version)
@@ -433,6 +434,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--test-fraction", type=float, default=0.2,
                    help="share of seed groups never used, left for `rcjudge eval`")
     p.add_argument("--hold-out-tasks", metavar="T1,T2", help="tasks never used")
+    p.add_argument("--lora", action=argparse.BooleanOptionalAction, default=None,
+                   help="LoRA adapters (peft, the `train` extra) instead of full fine-tuning; "
+                   "default: on for models on CUDA")
+    p.add_argument("--lora-rank", type=int, default=8)
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=_cmd_train)
 

@@ -9,7 +9,9 @@ frames: ``judge.ensemble.judge.prepare``), and asked the parent's exact question
 * on a labelled failure with a class: the family letter, then the class letter.
 
 Each of the three models (their own transformers architectures, loaded from the parent's
-checkpoints) is trained on the cross-entropy of the answer tokens' next-token logits —
+checkpoints) is trained — all its weights, or LoRA adapters (peft) on the attention
+projections, the default on CUDA, merged back before saving — on the cross-entropy of
+the answer tokens' next-token logits —
 the very numbers the judge reads (``TransformersBackend.choice_logits``) — with its own
 seed and data order, so their errors stay diverse. Early stopping on the validation part.
 
@@ -71,6 +73,8 @@ class TrainConfig:
     calib_fraction: float = 0.15
     hold_out_tasks: tuple[str, ...] = ()
     max_steps: int | None = None  # a cap on optimizer steps per model (CI's small run)
+    lora: bool | None = None  # LoRA adapters (peft) instead of full fine-tuning; None: on CUDA
+    lora_rank: int = 8
 
 
 @dataclass(frozen=True)
@@ -146,6 +150,32 @@ def mean_loss(backend, data: Sequence[tuple[ScoreRequest, int]]) -> float:
         return float(sum(float(_loss(backend, [d])) for d in data) / len(data))
 
 
+#: Attention projections of the text and vision transformers, the modules LoRA adapts.
+LORA_TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj", "out_proj")
+
+
+def add_lora(backend, rank: int, seed: int) -> None:
+    """Wrap the backend's model with LoRA adapters (peft); only the adapters train."""
+    import torch
+
+    try:
+        from peft import LoraConfig, get_peft_model
+    except ImportError:
+        raise TrainError("--lora needs peft: pip install -e '.[train]'") from None
+    torch.manual_seed(seed)
+    names = {n.rsplit(".", 1)[-1] for n, m in backend.model.named_modules()
+             if isinstance(m, torch.nn.Linear)}
+    config = LoraConfig(r=rank, lora_alpha=2 * rank, lora_dropout=0.0,
+                        target_modules=sorted(names & set(LORA_TARGETS)))
+    backend.model = get_peft_model(backend.model, config)
+
+
+def merge_lora(backend) -> None:
+    """Fold the adapters into the weights: the checkpoint stays a plain model of its kind."""
+    if hasattr(backend.model, "merge_and_unload"):
+        backend.model = backend.model.merge_and_unload()
+
+
 def train_model(backend, train: list, val: list, seed: int, cfg: TrainConfig,
                 meter: Progress) -> dict:
     """Fit one loaded transformers backend in place; keep the weights of the best epoch."""
@@ -154,6 +184,11 @@ def train_model(backend, train: list, val: list, seed: int, cfg: TrainConfig,
     if not hasattr(backend, "choice_logits"):
         raise TrainError(f"model {backend.spec.name}: backend {backend.spec.backend!r} cannot "
                          "be trained; `rcjudge train` needs the transformers backend")
+    lora = cfg.lora if cfg.lora is not None else backend.spec.device.startswith("cuda")
+    if lora:
+        add_lora(backend, cfg.lora_rank, seed)
+    trainable = sum(p.numel() for p in backend.model.parameters() if p.requires_grad)
+    total = sum(p.numel() for p in backend.model.parameters())
     torch.manual_seed(seed)
     rng = np.random.default_rng(seed)
     model = backend.model
@@ -189,8 +224,11 @@ def train_model(backend, train: list, val: list, seed: int, cfg: TrainConfig,
         if stale >= cfg.patience or (cfg.max_steps is not None and steps >= cfg.max_steps):
             break
     model.load_state_dict(best["state"])
+    if lora:
+        merge_lora(backend)
     return {"best_epoch": best["epoch"], "best_val_loss": round(best["val_loss"], 5),
-            "steps": steps, "history": history}
+            "steps": steps, "lora": lora, "trainable_parameters": trainable,
+            "parameters": total, "history": history}
 
 
 def _raw_dataset(backends: Sequence, examples: Sequence[Example],

@@ -127,3 +127,26 @@ def test_held_out_tasks_are_never_used_and_errors_are_one_line(ledger_url, tmp_p
         "part(s) empty; label more runs (need several seed groups per part)")
     assert main(["train", "--from", "nope-v0", "--out", "x", "--db", ledger_url]) == 2
     assert "unknown judge version 'nope-v0'" in capsys.readouterr().err
+
+
+def test_lora_trains_only_adapters_and_writes_a_plain_checkpoint(ledger_url, tmp_path,
+                                                                 tiny_models):
+    cfg = TrainConfig(**{**SMALL.__dict__, "lora": True, "lora_rank": 4, "lr": 5e-2})
+    with Ledger.open(ledger_url) as ledger:
+        path, report = train_version(ledger, load_judge_version("tiny"), "tiny-lora", cfg,
+                                     config_out=str(tmp_path / "tiny-lora.yaml"),
+                                     progress=False)
+    for name, m in report["models"].items():
+        assert m["lora"] is True and 0 < m["trainable_parameters"] < m["parameters"] / 5, name
+        weights = load_file(tiny_models.parent / "tiny-lora" / name / "model.safetensors")
+        base = load_file(tiny_models / name.split("-")[0] / "model.safetensors")
+        assert weights.keys() == base.keys()  # merged: no adapter tensors left
+        changed = {k for k in weights if not torch.equal(weights[k], base[k])}
+        if m["best_epoch"] > 0:  # only attention projections moved
+            assert changed and all(k.rsplit(".", 2)[-2].endswith("proj") for k in changed)
+        else:
+            assert changed == set()
+    assert any(m["best_epoch"] > 0 for m in report["models"].values())  # something moved
+    judge = Judge(load_judge_version(str(path)))  # loads as a plain transformers model
+    assert len(judge.backends) == 3
+    judge.close()

@@ -30,7 +30,7 @@ V2     := demo-tiny-v2
 LABELED_AT := 2026-12-01T00:00:00Z
 
 demo: $(VENV)/.installed $(MODELS)/tiny/llava/config.json
-	$(VENV)/bin/rcjudge synth --n 48 --out $(OUT)/bundles --seed 0
+	$(VENV)/bin/rcjudge synth --n 64 --out $(OUT)/bundles --seed 0
 	$(VENV)/bin/rcjudge inspect $(OUT)/bundles/synth-0000-0000
 	@echo "tiny judge: three random-weight VLMs on CPU; verdicts show the plumbing, not truth"
 	RAY_AUTH_MODE=disabled $(VENV)/bin/rcjudge batch $(OUT)/bundles --judge tiny \
@@ -43,9 +43,9 @@ demo: $(VENV)/.installed $(MODELS)/tiny/llava/config.json
 		--task-spec configs/examples/task_spec.csv --dataset-index configs/examples/dataset_index.csv \
 		--artifact scripted-expert@1.0.0 --out $(OUT)/cards.json --html $(OUT)/screen.html
 	@echo "screen: $(OUT)/screen.html   (serve it: $(VENV)/bin/rcjudge serve --help)"
-	@echo "the loop: operator labels for half the runs -> train $(V2) -> re-judge every run ->"
+	@echo "the loop: operator labels for 3 in 4 runs -> train $(V2) -> re-judge every run ->"
 	@echo "          eval v1 vs v2 on the runs neither trained on (README: what these numbers mean)"
-	$(VENV)/bin/rcjudge truth-labels $(OUT)/bundles --out $(OUT)/labels.csv --fraction 0.5 \
+	$(VENV)/bin/rcjudge truth-labels $(OUT)/bundles --out $(OUT)/labels.csv --fraction 0.75 \
 		--seed 0 --labeled-by demo-operator --labeled-at $(LABELED_AT)
 	$(VENV)/bin/rcjudge truth-labels $(OUT)/bundles --out $(OUT)/truth.csv \
 		--labeled-by physics-truth --labeled-at $(LABELED_AT)

@@ -1,10 +1,11 @@
 """``rcjudge batch``: judge many bundles on Ray with bounded work in flight, into the ledgers.
 
-Flow per bundle: a CPU actor prepares it (intake, decode, frames); the three model
-actors get the attempt and success questions; models that voted "not a success" get
-the family and class questions; the driver votes and writes run + judgment in one
-ledger transaction. At most ``max_in_flight`` bundles are between "submitted" and
-"written" at any time (backpressure: a slow model never makes memory grow).
+Flow per bundle: a CPU actor prepares it (intake, decode, frames); the model actors get
+the questions of :class:`judge.ensemble.judge.QuestionFlow` — the same flow the single
+call runs (attempt and success for all three, then family and class for the models
+that voted "no"); the driver votes and writes run + judgment in one ledger
+transaction. At most ``max_in_flight`` bundles are between "submitted" and "written"
+at any time (backpressure: a slow model never makes memory grow).
 
 Resumable: bundles already judged by this version are skipped, known by their bundle
 hash (the manifest's), whatever folder or mount they are read from now. Before any
@@ -26,14 +27,12 @@ import ray
 
 from judge.batch.actors import Failure, PrepareActor, model_actor
 from judge.bundle.manifest import claimed_bundle_hash
-from judge.ensemble.judge import Judge, Prepared
+from judge.ensemble.judge import Judge, Prepared, QuestionFlow
 from judge.ensemble.version import JudgeVersion
-from judge.ensemble.vote import ModelVote
 from judge.errors import JudgeError
 from judge.ledgers.errors import LedgerError
 from judge.ledgers.records import Run
 from judge.ledgers.store import Ledger
-from models.base import ScoreRequest
 from rcjudge.progress import Progress
 
 
@@ -82,12 +81,8 @@ class _Work:
 
     uri: str
     prepared: Prepared | None = None
-    raw: list | None = None
-    votes: list[ModelVote] | None = None
+    flow: QuestionFlow | None = None
     asked_at: float = 0.0
-    waiting: int = 0
-    family_req: ScoreRequest | None = None  # the same family question for every model
-    classes: dict = field(default_factory=dict)  # model index -> (P(family), class request)
 
 
 def start_ray(address: str | None) -> None:
@@ -137,6 +132,10 @@ def run_batch(uris: list[str], version: JudgeVersion, ledger: Ledger,
             next_prep += 1
             in_flight += 1
 
+    def ask(work: _Work) -> None:
+        for j, requests in work.flow.requests().items():
+            pending[models[j].score.remote(requests)] = ("ask", work, j)
+
     def fail(uri: str, error: str, message: str) -> None:
         summary.failed.append({"uri": uri, "error": error, "message": message})
         ledger.record_failure(uri, version.name, error, message)
@@ -144,7 +143,8 @@ def run_batch(uris: list[str], version: JudgeVersion, ledger: Ledger,
     def write(work: _Work) -> None:
         nonlocal in_flight
         p = work.prepared
-        judgment = judge.finish(p, work.votes, work.raw, time.perf_counter() - work.asked_at)
+        judgment = judge.finish(p, work.flow.votes, work.flow.raw,
+                                time.perf_counter() - work.asked_at)
         run = Run(run_id=p.run_id, bundle_uri=p.uri, bundle_hash=p.bundle_hash,
                   attribution=p.attribution, duration_s=p.duration_s, cycle_sec=p.cycle_sec)
         in_flight -= 1
@@ -170,33 +170,14 @@ def run_batch(uris: list[str], version: JudgeVersion, ledger: Ledger,
                     meter.step()
                 else:
                     work.prepared, work.asked_at = result, time.perf_counter()
-                    work.raw, work.waiting = [None] * 3, 3
-                    reqs = judge.yes_no(result)
-                    for j, m in enumerate(models):
-                        pending[m.score.remote(reqs)] = ("yes_no", work, j)
-            elif stage == "yes_no":
-                work.raw[i] = result
-                work.waiting -= 1
-                if work.waiting == 0:
-                    work.votes = judge.initial_votes(work.raw)
-                    ask = judge.needs_class(work.votes)
-                    work.waiting = len(ask)
-                    if ask:
-                        work.family_req = judge.family(work.prepared)
-                    for j in ask:
-                        pending[models[j].score.remote([work.family_req])] = ("family", work, j)
-                    if not ask:
-                        write(work)
-            elif stage == "family":
-                cls_req = judge.klass(work.prepared, work.family_req, result[0])
-                work.classes[i] = (result[0], cls_req)
-                pending[models[i].score.remote([cls_req])] = ("class", work, i)
-            else:
-                fam_p, cls_req = work.classes[i]
-                work.votes[i] = judge.with_class(work.votes[i], fam_p, cls_req, result[0])
-                work.waiting -= 1
-                if work.waiting == 0:
+                    work.flow = QuestionFlow(judge, result)
+                    ask(work)
+            else:  # a model's answers: the flow says what to ask next, or that it is done
+                work.flow.answer(i, result)
+                if work.flow.done:
                     write(work)
+                else:
+                    ask(work)
             submit_prepare()
     except KeyboardInterrupt:
         summary.interrupted = True

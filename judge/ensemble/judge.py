@@ -183,18 +183,12 @@ class Judge:
 
     # --- in this process ---------------------------------------------------------------
     def ask(self, p: Prepared) -> tuple[list[ModelVote], list]:
-        """All questions to the three local backends."""
-        questions = self.yes_no(p)
-        raw = [b.score(questions) for b in self.backends]
-        votes = self.initial_votes(raw)
-        failing = self.needs_class(votes)
-        fam_req = self.family(p) if failing else None
-        for i in failing:
-            fam_p = self.backends[i].score([fam_req])[0]
-            cls_req = self.klass(p, fam_req, fam_p)
-            cls_p = self.backends[i].score([cls_req])[0]
-            votes[i] = self.with_class(votes[i], fam_p, cls_req, cls_p)
-        return votes, raw
+        """All questions to the three local backends (the flow of :class:`QuestionFlow`)."""
+        flow = QuestionFlow(self, p)
+        while not flow.done:
+            for i, requests in flow.requests().items():
+                flow.answer(i, self.backends[i].score(requests))
+        return flow.votes, flow.raw
 
     def judge(self, uri: str, request: dict[str, Any] | None = None,
               run_id: str | None = None) -> Judgment:
@@ -213,6 +207,64 @@ class Judge:
         cpu_s = t.intake_s + t.frames_s + t.vote_s + (0.0 if on_gpu else t.models_s)
         usd = gpu_s * price["gpu_hour_usd"] / 3600 + cpu_s * price["cpu_hour_usd"] / 3600
         return Cost(gpu_s=gpu_s, cpu_s=cpu_s, usd=round(usd, 8))
+
+
+class QuestionFlow:
+    """The questions about one bundle, defined once; the single call and the batch drive it.
+
+    Every model gets the attempt and the success question (two requests over the same
+    images); once all three answered, the models :func:`~judge.ensemble.vote.class_voters`
+    picks get the family question, and each of them, after its own answer, the class
+    question within the family it chose. A driver takes :meth:`requests` (per model index,
+    each handed out once), sends them wherever the model runs, and feeds the answers back
+    with :meth:`answer` until :attr:`done`; then :attr:`votes` and :attr:`raw` are what
+    :meth:`Judge.finish` takes.
+    """
+
+    def __init__(self, judge: Judge, p: Prepared) -> None:
+        self.judge, self.p = judge, p
+        n = len(judge.version.models)
+        self.raw: list = [None] * n  # per model: [P(attempt) answer, P(success) answer]
+        self.votes: list[ModelVote] | None = None
+        yes_no = judge.yes_no(p)
+        self._todo: dict[int, list[ScoreRequest]] = {i: yes_no for i in range(n)}
+        self._stage = ["yes_no"] * n  # then "family", "class", "done"
+        self._out = 0  # requests handed out and not answered yet
+        self._family: ScoreRequest | None = None
+        self._class: dict[int, tuple[np.ndarray, ScoreRequest]] = {}
+
+    @property
+    def done(self) -> bool:
+        return self.votes is not None and not self._todo and self._out == 0
+
+    def requests(self) -> dict[int, list[ScoreRequest]]:
+        """The requests to send now, per model index (each handed out once)."""
+        todo, self._todo = self._todo, {}
+        self._out += len(todo)
+        return todo
+
+    def answer(self, i: int, answers: Sequence[np.ndarray]) -> None:
+        """Model ``i``'s answers to the requests it was last handed."""
+        judge, stage = self.judge, self._stage[i]
+        if stage == "done":
+            raise RuntimeError(f"model {i}: an answer nobody asked for")
+        self._out -= 1
+        if stage == "yes_no":
+            self.raw[i] = list(answers)
+            self._stage[i] = "done"
+            if all(r is not None for r in self.raw):
+                self.votes = judge.initial_votes(self.raw)
+                for j in judge.needs_class(self.votes):
+                    self._family = self._family or judge.family(self.p)
+                    self._todo[j], self._stage[j] = [self._family], "family"
+        elif stage == "family":
+            cls_req = judge.klass(self.p, self._family, answers[0])
+            self._class[i] = (answers[0], cls_req)
+            self._todo[i], self._stage[i] = [cls_req], "class"
+        elif stage == "class":
+            fam_p, cls_req = self._class[i]
+            self.votes[i] = judge.with_class(self.votes[i], fam_p, cls_req, answers[0])
+            self._stage[i] = "done"
 
 
 _JUDGES: dict[str, Judge] = {}

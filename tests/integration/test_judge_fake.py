@@ -130,3 +130,33 @@ def test_a_run_not_attempted_keeps_its_exempt_class(bundle):
     assert j.attempt_confidence == pytest.approx(0.8)
     assert j.success_confidence == pytest.approx(0.8)
     assert all(len(b.requests) == 4 for b in judge.backends)  # attempt, success, family, class
+
+
+def test_the_question_flow_is_one_definition_driven_step_by_step(bundle):
+    """What the batch does across actors, by hand: each step's requests, handed out once."""
+    import numpy as np
+
+    from judge.ensemble.judge import QuestionFlow, prepare
+
+    judge = fake_judge([{"attempt": 0.9, "success": 0.2, "failure_class": "grasp.slip"},
+                        {"attempt": 0.8, "success": 0.7},
+                        {"attempt": 0.7, "success": 0.3, "failure_class": "grasp.miss"}])
+    flow = QuestionFlow(judge, prepare(bundle, judge.version))
+    first = flow.requests()
+    assert {i: [r.kind for r in reqs] for i, reqs in first.items()} == {
+        0: ["attempt", "success"], 1: ["attempt", "success"], 2: ["attempt", "success"]}
+    assert flow.requests() == {} and not flow.done  # handed out once
+    for i in (2, 0):
+        flow.answer(i, judge.backends[i].score(first[i]))
+    assert flow.requests() == {} and flow.votes is None  # waits for the third model
+    flow.answer(1, judge.backends[1].score(first[1]))
+    family = flow.requests()  # models 0 and 2 said "not a success": asked for a family
+    assert sorted(family) == [0, 2] and family[0][0].kind == "failure_family"
+    flow.answer(0, judge.backends[0].score(family[0]))
+    assert [r.kind for r in flow.requests()[0]] == ["failure_class"]
+    with pytest.raises(RuntimeError, match="model 1: an answer nobody asked for"):
+        flow.answer(1, [np.array([0.5, 0.5])])
+    assert not flow.done
+    stepwise = judge.judge(bundle)  # the same flow, driven by Judge.ask
+    assert (stepwise.attempt, stepwise.success, stepwise.failure_class) == (True, False,
+                                                                            "grasp.miss")

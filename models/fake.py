@@ -11,10 +11,16 @@
 first rule whose text appears in the prompt replaces the script (answers per task).
 ``options["delay_s"]`` sleeps that long per ``score`` call (to test backpressure and
 interruption). Every request received is kept in ``requests`` so tests can inspect prompts.
+
+Fault injection: ``options["raise_when"]`` (a text) makes a call whose prompt contains it
+raise :class:`ModelError`; ``options["exit_once"]`` (a file path) makes the first call
+after load end the process (``os._exit``) unless that file exists, creating it first —
+a replica that dies once and, restarted, works.
 """
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Sequence
 
@@ -55,5 +61,12 @@ class FakeBackend(Backend):
 
     def score(self, requests: Sequence[ScoreRequest]) -> list[np.ndarray]:
         time.sleep(float(self.spec.options.get("delay_s", 0.0)))
+        marker = self.spec.options.get("exit_once")
+        if marker and not os.path.exists(marker):
+            open(marker, "w").close()
+            os._exit(1)  # the process dies mid-call, as a crashed GPU worker would
+        text = self.spec.options.get("raise_when")
+        if text and any(text in r.prompt for r in requests):
+            raise ModelError(f"fake: scripted failure on a prompt containing {text!r}")
         self.requests.extend(requests)
         return [self._answer(r) for r in requests]

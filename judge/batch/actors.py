@@ -46,15 +46,23 @@ class PrepareActor:
 
 @ray.remote
 class ModelActor:
-    """One loaded model; answers batches of closed questions."""
+    """One loaded model; answers batches of closed questions.
+
+    A model that cannot load keeps its error for :meth:`ready` (the driver refuses the
+    batch in one line before any work) instead of dying in its constructor.
+    """
 
     def __init__(self, spec: BackendSpec) -> None:
-        self.backend = create_backend(spec)
-        self.backend.load()
+        self.error: str | None = None
+        try:
+            self.backend = create_backend(spec)
+            self.backend.load()
+        except Exception as exc:
+            self.error = f"{type(exc).__name__}: {exc}".splitlines()[0]
 
-    def ready(self) -> str:
-        """Returns once the model is loaded (the constructor has run)."""
-        return self.backend.spec.name
+    def ready(self) -> str | None:
+        """Once the constructor has run: None when the model loaded, else its error."""
+        return self.error
 
     def score(self, requests: list[ScoreRequest]) -> list:
         return self.backend.score(requests)
@@ -71,6 +79,9 @@ def model_actor(entry: ModelEntry, cpu_share: float):
     ``ray.init``.
     """
     spec = entry.spec()
+    # a replica whose process dies is restarted once; the driver re-sends the calls it lost
+    restart = {"max_restarts": 1}
     if entry.device.startswith("cuda"):
-        return ModelActor.options(num_gpus=entry.gpu_share, num_cpus=cpu_share).remote(spec)
-    return ModelActor.options(num_cpus=cpu_share).remote(spec)
+        return ModelActor.options(num_gpus=entry.gpu_share, num_cpus=cpu_share,
+                                  **restart).remote(spec)
+    return ModelActor.options(num_cpus=cpu_share, **restart).remote(spec)

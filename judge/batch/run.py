@@ -83,6 +83,15 @@ class _Work:
     prepared: Prepared | None = None
     flow: QuestionFlow | None = None
     asked_at: float = 0.0
+    retried: set[int] = field(default_factory=set)  # models whose call already failed once
+    failed: bool = False  # recorded as failed: answers still in flight are dropped
+
+
+def _one_line(exc: Exception) -> str:
+    """What a failed remote call says, without Ray's traceback framing."""
+    cause = getattr(exc, "cause", None)
+    text = f"{type(cause).__name__}: {cause}" if cause is not None else str(exc)
+    return text.strip().splitlines()[0] if text.strip() else type(exc).__name__
 
 
 def start_ray(address: str | None) -> None:
@@ -117,9 +126,14 @@ def run_batch(uris: list[str], version: JudgeVersion, ledger: Ledger,
     preps = [PrepareActor.options(num_cpus=share).remote(version) for _ in range(n_prep)]
     models = [model_actor(m, share) for m in version.models]
     t_start = time.perf_counter()
-    ray.get([m.ready.remote() for m in models])  # models loaded: judging starts now
+    errors = ray.get([m.ready.remote() for m in models])  # models loaded: judging starts now
     summary.startup_s = time.perf_counter() - t_start
-    pending: dict[Any, tuple[str, _Work, int]] = {}
+    if bad := [f"model {e.name!r} could not load: {err}"
+               for e, err in zip(version.models, errors, strict=True) if err]:
+        for actor in [*preps, *models]:
+            ray.kill(actor)
+        raise BatchError("; ".join(bad))
+    pending: dict[Any, tuple[str, _Work, int, list | None]] = {}
     in_flight, next_prep = 0, 0
     meter = Progress(len(todo), progress)
     t0 = time.perf_counter()
@@ -128,13 +142,14 @@ def run_batch(uris: list[str], version: JudgeVersion, ledger: Ledger,
         nonlocal in_flight, next_prep
         while todo and in_flight < max_in_flight:
             work = _Work(todo.popleft())
-            pending[preps[next_prep % n_prep].prepare.remote(work.uri)] = ("prep", work, -1)
+            pending[preps[next_prep % n_prep].prepare.remote(work.uri)] = ("prep", work, -1,
+                                                                           None)
             next_prep += 1
             in_flight += 1
 
     def ask(work: _Work) -> None:
         for j, requests in work.flow.requests().items():
-            pending[models[j].score.remote(requests)] = ("ask", work, j)
+            pending[models[j].score.remote(requests)] = ("ask", work, j, requests)
 
     def fail(uri: str, error: str, message: str) -> None:
         summary.failed.append({"uri": uri, "error": error, "message": message})
@@ -161,8 +176,23 @@ def run_batch(uris: list[str], version: JudgeVersion, ledger: Ledger,
         submit_prepare()
         while pending:
             ready, _ = ray.wait(list(pending), num_returns=1)
-            stage, work, i = pending.pop(ready[0])
-            result = ray.get(ready[0])
+            stage, work, i, requests = pending.pop(ready[0])
+            try:
+                result = ray.get(ready[0])
+            except ray.exceptions.RayError as exc:  # the model raised, or its replica died
+                if not work.failed and stage == "ask" and i not in work.retried:
+                    work.retried.add(i)  # once more; a second failure costs this bundle only
+                    pending[models[i].score.remote(requests)] = ("ask", work, i, requests)
+                elif not work.failed:
+                    work.failed = True
+                    fail(work.uri, type(exc).__name__, _one_line(exc))
+                    in_flight -= 1
+                    meter.step()
+                submit_prepare()
+                continue
+            if work.failed:  # an answer for a bundle already recorded as failed
+                submit_prepare()
+                continue
             if stage == "prep":
                 if isinstance(result, Failure):
                     fail(result.uri, result.error, result.message)

@@ -243,3 +243,72 @@ def test_a_changed_version_is_refused_before_any_work(fifty, tmp_path):
     assert len(refused.stderr.strip().splitlines()) == 1
     assert time.time() - t0 < 20  # refused before Ray starts
     assert judgments(url, "fake-batch") == {fifty[0].name}
+
+
+def _fault_version(tmp_path, name: str, **options) -> str:
+    data = {**FAKE, "name": name}
+    data["models"] = [{**m, "options": {**m["options"], **(options if i == 1 else {})}}
+                      for i, m in enumerate(FAKE["models"])]
+    path = tmp_path / f"{name}.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return str(path)
+
+
+def test_a_model_error_costs_only_its_bundles(fifty, tmp_path, local_ray):
+    """Model b raises on every mug task: those bundles fail (after one retry), the rest go on."""
+    import json
+
+    from judge.batch.run import run_batch
+    from judge.ensemble.version import load_judge_version
+    from judge.ledgers.store import Ledger
+
+    version = load_judge_version(_fault_version(tmp_path, "fake-raise", raise_when="mug"))
+    mugs = {p.name for p in fifty[:20]
+            if json.loads((p / "truth.json").read_text())["task_id"].endswith("mug_022")}
+    with Ledger.open(f"sqlite:///{tmp_path / 'f.db'}") as ledger:
+        s = run_batch([str(p) for p in fifty[:20]], version, ledger, max_in_flight=4,
+                      progress=False)
+        assert 0 < len(mugs) < 20
+        assert (s.total, s.judged, len(s.failed)) == (20, 20 - len(mugs), len(mugs))
+        assert {f["uri"].rsplit("/", 1)[-1] for f in s.failed} == mugs
+        assert {f["error"] for f in s.failed} == {"RayTaskError(ModelError)"}
+        assert all("scripted failure on a prompt containing 'mug'" in f["message"]
+                   for f in s.failed)
+        assert ledger.judged_run_ids("fake-raise") == {p.name for p in fifty[:20]} - mugs
+        assert len(ledger.failures("fake-raise")) == len(mugs)
+
+
+def test_a_replica_that_dies_is_restarted_and_every_bundle_is_judged_once(fifty, tmp_path,
+                                                                          local_ray):
+    from judge.batch.run import run_batch
+    from judge.ensemble.version import load_judge_version
+    from judge.ledgers.store import Ledger
+
+    marker = tmp_path / "died-once"
+    version = load_judge_version(_fault_version(tmp_path, "fake-die", exit_once=str(marker)))
+    with Ledger.open(f"sqlite:///{tmp_path / 'd.db'}") as ledger:
+        s = run_batch([str(p) for p in fifty[:12]], version, ledger, max_in_flight=4,
+                      progress=False)
+        assert marker.exists()  # model b's process did die mid-batch
+        assert (s.total, s.judged, len(s.failed)) == (12, 12, 0)
+        assert ledger.judged_run_ids("fake-die") == {p.name for p in fifty[:12]}
+        assert ledger.counts()["judgments"] == 12
+
+
+def test_a_model_that_cannot_load_is_one_line_before_any_work(fifty, tmp_path):
+    data = {"name": "broken-load", "models": [
+        {"name": "a", "backend": "fake"}, {"name": "b", "backend": "fake"},
+        {"name": "c", "backend": "transformers", "path": str(tmp_path)}]}  # no checkpoint
+    (tmp_path / "config.json").write_text("{}")  # a folder that exists, but is no model
+    path = tmp_path / "broken-load.yaml"
+    path.write_text(yaml.safe_dump(data))
+    url = f"sqlite:///{tmp_path / 'b.db'}"
+    proc = subprocess.run(rcjudge("batch", str(fifty[0]), "--judge", str(path), "--db", url),
+                          capture_output=True, text=True,
+                          env={**os.environ, "RAY_AUTH_MODE": "disabled"})
+    assert proc.returncode == 2
+    ours = [ln for ln in proc.stderr.splitlines() if "Started a local Ray instance" not in ln]
+    assert len(ours) == 1  # one line (besides Ray's own start-up notice)
+    assert ours[0].startswith("rcjudge: error: model 'c' could not load: ModelError: "
+                              "model c: cannot load ")
+    assert judgments(url, "broken-load") == set()

@@ -322,14 +322,14 @@ def _cmd_judges_list(args: argparse.Namespace) -> int:
 
 
 def _cmd_judges_show(args: argparse.Namespace) -> int:
-    from judge.ensemble.fingerprint import fingerprint, version_parts
+    from judge.ensemble.fingerprint import fingerprint_of, version_parts
     from judge.ensemble.taxonomy import load_taxonomy
     from judge.ensemble.version import load_judge_version
 
     version = load_judge_version(args.version)
     taxonomy = load_taxonomy()
-    fp = fingerprint(version, taxonomy)
-    content = version_parts(version, taxonomy)
+    content = version_parts(version, taxonomy)  # hashes the model folders once
+    fp = fingerprint_of(content)
     out: dict[str, Any] = {
         "name": version.name, "fingerprint": fp.digest,
         "parts": {n: {"sha256": h, "content": content[n] if n != "taxonomy" else

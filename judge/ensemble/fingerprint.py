@@ -128,5 +128,10 @@ def fingerprint(version: JudgeVersion, taxonomy: Taxonomy) -> Fingerprint:
     Raises:
         ConfigError: a model's checkpoint folder is missing (named, with where it was looked for).
     """
-    parts = {name: _sha(content) for name, content in version_parts(version, taxonomy).items()}
+    return fingerprint_of(version_parts(version, taxonomy))
+
+
+def fingerprint_of(content: dict[str, Any]) -> Fingerprint:
+    """The fingerprint of parts already gathered by :func:`version_parts`."""
+    parts = {name: _sha(c) for name, c in content.items()}
     return Fingerprint(digest=_sha(parts), parts=parts)

@@ -164,7 +164,7 @@ def question_report(answer: np.ndarray, conf: np.ndarray, p_yes: np.ndarray,
             "bins": reliability(conf, right)}
 
 
-def evaluate(version: JudgeVersion, d: Dataset) -> dict:
+def confidence_report(version: JudgeVersion, d: Dataset) -> dict:
     """What ``version`` reports on ``d``, per question, read against the labels."""
     rows = model_votes(version, d)
     results = [vote(row, version.vote) for row in rows]
@@ -189,8 +189,8 @@ def calibrate_version(ledger: Ledger, version: JudgeVersion, new_name: str,
         "description": f"{version.name} + calibration fitted on {len(d.task)} labelled runs"})
     report = {"from": version.name, "to": new_name, "train_runs": int((~test).sum()),
               "held_out_tasks": sorted(held), "fitted_on": len(d.task),
-              "before": evaluate(version, d.subset(test)),
-              "after": evaluate(train_fit, d.subset(test)),
+              "before": confidence_report(version, d.subset(test)),
+              "after": confidence_report(train_fit, d.subset(test)),
               "calibration": {"models": {m.name: m.calibration.model_dump() for m in final.models},
                               "ensemble": final.vote.calibration.model_dump()}}
     return final, report

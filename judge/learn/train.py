@@ -44,7 +44,13 @@ from judge.ensemble.prompts import class_request, family_request, yes_no_request
 from judge.ensemble.taxonomy import Taxonomy, load_taxonomy
 from judge.ensemble.version import JudgeVersion, Training
 from judge.errors import JudgeError
-from judge.learn.calibrate import Dataset, evaluate, fit_version, version_path, write_version
+from judge.learn.calibrate import (
+    Dataset,
+    confidence_report,
+    fit_version,
+    version_path,
+    write_version,
+)
 from judge.ledgers.labels import read_labels
 from judge.ledgers.records import Label
 from judge.ledgers.store import Ledger
@@ -325,7 +331,8 @@ def train_version(ledger: Ledger, parent: JudgeVersion, new_name: str,
         models.append(entry.model_copy(update={"path": f"{{models_dir}}/{new_name}/{entry.name}"}))
     trained = parent.model_copy(update={"name": new_name, "models": tuple(models)})
     calibrated = fit_version(trained, _raw_dataset(backends, examples["calibration"], trained))
-    val_metrics = evaluate(calibrated, _raw_dataset(backends, examples["validation"], trained))
+    val_metrics = confidence_report(calibrated,
+                                    _raw_dataset(backends, examples["validation"], trained))
     for b in backends:
         b.close()
 

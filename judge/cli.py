@@ -238,6 +238,7 @@ def _cmd_train(args: argparse.Namespace) -> int:
     from judge.ledgers.store import Ledger
 
     cfg = TrainConfig(seed=args.seed, epochs=args.epochs, lr=args.lr, batch=args.batch,
+                      patience=args.patience, warmup_steps=args.warmup_steps,
                       test_fraction=args.test_fraction, max_steps=args.max_steps,
                       lora=args.lora, lora_rank=args.lora_rank,
                       hold_out_tasks=tuple(t for t in (args.hold_out_tasks or "").split(",")
@@ -288,10 +289,11 @@ def _cmd_eval(args: argparse.Namespace) -> int:
 
 
 def _cmd_build_tiny(args: argparse.Namespace) -> int:
-    from models.tiny import build_tiny
+    from models.tiny import FOLDERS, build_tiny
     from rcjudge.home import models_dir
 
-    built = build_tiny(args.out or models_dir() / "tiny", seed=args.seed)
+    built = build_tiny(args.out or models_dir() / FOLDERS[args.profile], seed=args.seed,
+                       profile=args.profile)
     rows = [{"name": m.name, "path": str(m.path), "architecture": m.architecture,
              "bytes": m.bytes, "parameters": m.parameters} for m in built]
     _emit(rows, args.json, lambda rs: "\n".join(
@@ -430,6 +432,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--epochs", type=int, default=8)
     p.add_argument("--lr", type=float, default=2e-3)
     p.add_argument("--batch", type=int, default=8, help="questions per optimizer step")
+    p.add_argument("--patience", type=int, default=2,
+                   help="epochs without a better validation loss before stopping")
+    p.add_argument("--warmup-steps", type=int, default=0,
+                   help="optimizer steps over which the learning rate rises linearly to --lr")
     p.add_argument("--max-steps", type=int, help="cap on optimizer steps per model")
     p.add_argument("--test-fraction", type=float, default=0.2,
                    help="share of seed groups never used, left for `rcjudge eval`")
@@ -462,8 +468,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     models = sub.add_parser("models", help="model tools").add_subparsers(
         dest="models_command", required=True, metavar="COMMAND")
     p = models.add_parser("build-tiny", help="build three tiny random-weight VLMs offline")
-    p.add_argument("--out", help="output folder (default {models_dir}/tiny, where the tiny "
-                   "judge looks: $RCJUDGE_MODELS or $RCJUDGE_HOME/models)")
+    p.add_argument("--out", help="output folder (default {models_dir}/tiny, or "
+                   "{models_dir}/tiny-vision for --profile vision, where those judges look: "
+                   "$RCJUDGE_MODELS or $RCJUDGE_HOME/models)")
+    p.add_argument("--profile", choices=("plumbing", "vision"), default="plumbing",
+                   help="plumbing: the `tiny` judge's 64-px models (tests, demo); vision: the "
+                   "`tiny-vision` judge's 128-px models, trainable to see success")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=_cmd_build_tiny)

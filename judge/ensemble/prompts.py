@@ -50,11 +50,11 @@ def question_images(images: np.ndarray, version: JudgeVersion) -> np.ndarray:
         images: (n_cams, T, H, W, 3) uint8 from ``decode_frames``.
     Returns:
         (K, H, n_cams·W, 3) uint8 with tiling, else (K·n_cams, H, W, 3); K ≤ images_per_question,
-        first and last time step always kept.
+        first and last time step always kept (K = 1: the last, the end state).
     """
     t = images.shape[1]
     k = min(version.frames.images_per_question, t)
-    keep = np.unique(np.round(np.linspace(0, t - 1, k)).astype(int))
+    keep = np.unique(np.round(np.linspace(0 if k > 1 else t - 1, t - 1, k)).astype(int))
     picked = images[:, keep]  # (n_cams, K, H, W, 3)
     if version.frames.tile_cameras:
         return np.concatenate(list(picked), axis=2)  # (K, H, n_cams·W, 3)

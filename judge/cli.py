@@ -32,17 +32,27 @@ def _cmd_inspect(args: argparse.Namespace) -> int:
 
 def _cmd_bundle_create(args: argparse.Namespace) -> int:
     from judge.bundle.create import create_bundle
+    from judge.bundle.transcode import EncodeOptions
 
     videos = {}
     for item in args.video:
         name, sep, path = item.partition("=")
         if not sep or not name or not path:
-            raise JudgeError(f"--video {item!r}: expected NAME=PATH.mp4")
+            raise JudgeError(f"--video {item!r}: expected NAME=PATH")
         videos[name] = path
-    manifest = create_bundle(videos=videos, signals=args.signals,
-                             attribution=args.attribution, out=args.out)
-    _emit(manifest.model_dump(mode="json"), args.json,
-          lambda m: f"bundle {args.out}: hash {m['bundle_hash']}")
+    encode = EncodeOptions(keyframe_s=args.keyframe_s, crf=args.crf, preset=args.preset,
+                           force=args.reencode)
+    created = create_bundle(videos=videos, signals=args.signals, attribution=args.attribution,
+                            out=args.out, encode=encode, progress=not args.json)
+
+    def text(d: dict) -> str:
+        lines = [f"bundle {args.out}: hash {d['bundle_hash']}"]
+        for name, c in d["cameras"].items():
+            how = "copied" if c["mode"] == "copy" else f"re-encoded ({c['reason']})"
+            lines.append(f"  {name}: {c['codec']}, {c['frames']} frames, {how}")
+        return "\n".join(lines)
+
+    _emit(created.as_dict(), args.json, text)
     return 0
 
 
@@ -368,12 +378,19 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     bundle = sub.add_parser("bundle", help="bundle tools").add_subparsers(
         dest="bundle_command", required=True, metavar="COMMAND")
-    p = bundle.add_parser("create", help="build a bundle from three mp4 files and a signal table")
-    p.add_argument("--video", action="append", required=True, metavar="NAME=PATH.mp4",
-                   help="a camera recording; give it three times")
+    p = bundle.add_parser("create", help="build a bundle from three videos and a signal table")
+    p.add_argument("--video", action="append", required=True, metavar="NAME=PATH",
+                   help="a camera recording (any codec PyAV decodes); give it three times")
     p.add_argument("--signals", required=True, help="Parquet or CSV signal table")
     p.add_argument("--attribution", required=True, help="JSON file with the attribution fields")
     p.add_argument("--out", required=True, help="output bundle folder (must not exist)")
+    p.add_argument("--keyframe-s", type=float, default=0.5,
+                   help="keyframe interval of re-encoded cameras (s, default 0.5)")
+    p.add_argument("--crf", type=int, default=18,
+                   help="libx264 quality of re-encoded cameras (0 lossless..51, default 18)")
+    p.add_argument("--preset", default="veryfast", help="libx264 preset (default veryfast)")
+    p.add_argument("--reencode", action="store_true",
+                   help="re-encode every camera, even one that could be copied")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=_cmd_bundle_create)
 

@@ -1,9 +1,9 @@
 """Decode: MCAP summary, signal streams, and only the requested video frames.
 
-The only module that imports ``av``. One pass over the MCAP collects every
-camera's H.264 access units (cheap: no pixel work) and the joint/gripper
-streams; :func:`decode_frames` then seeks each camera to the keyframe before a
-cluster of targets, decodes forward, and converts to RGB only the frames kept.
+With ``transcode`` (camera files into a bundle), the only module that imports ``av``.
+One pass over the MCAP collects every camera's H.264 access units (cheap: no pixel
+work) and the joint/gripper streams; :func:`decode_frames` then seeks each camera to
+the keyframe before a cluster of targets, decodes forward, and converts to RGB only the frames kept.
 """
 
 from __future__ import annotations

@@ -43,7 +43,8 @@ def _cmd_bundle_create(args: argparse.Namespace) -> int:
     encode = EncodeOptions(keyframe_s=args.keyframe_s, crf=args.crf, preset=args.preset,
                            force=args.reencode)
     created = create_bundle(videos=videos, signals=args.signals, attribution=args.attribution,
-                            out=args.out, encode=encode, progress=not args.json)
+                            out=args.out, encode=encode, progress=not args.json,
+                            gripper=args.gripper)
 
     def text(d: dict) -> str:
         lines = [f"bundle {args.out}: hash {d['bundle_hash']}"]
@@ -391,6 +392,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--preset", default="veryfast", help="libx264 preset (default veryfast)")
     p.add_argument("--reencode", action="store_true",
                    help="re-encode every camera, even one that could be copied")
+    p.add_argument("--gripper", metavar="PROFILE",
+                   help="gripper profile (configs/grippers.yaml): gripper.force is then that "
+                        "gripper's effort, not a contact force")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=_cmd_bundle_create)
 

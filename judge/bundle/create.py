@@ -37,6 +37,7 @@ from judge.bundle.manifest import Manifest, write_manifest
 from judge.bundle.streams import Signals, VideoPackets
 from judge.bundle.transcode import EncodeOptions, Ingested, ingest_video
 from judge.bundle.write import write_mcap
+from judge.config import resolve_gripper
 from judge.errors import BundleError, SignalTableError
 
 MCAP_NAME = "rollout.mcap"
@@ -99,7 +100,7 @@ class Created:
 
 def create_bundle(videos: dict[str, str], signals: str, attribution: str, out: str,
                   start: str | None = None, encode: EncodeOptions | None = None,
-                  progress: bool = False) -> Created:
+                  progress: bool = False, gripper: str | None = None) -> Created:
     """Build a bundle folder ``out`` (must not exist); its manifest and camera report.
 
     Args:
@@ -110,6 +111,8 @@ def create_bundle(videos: dict[str, str], signals: str, attribution: str, out: s
         start: ISO-8601 wall-clock time of t = 0 (default: the Unix epoch).
         encode: keyframe interval, quality and speed of re-encodes.
         progress: progress bars on a terminal for long re-encodes.
+        gripper: a gripper profile name (``configs/grippers.yaml``), recorded in the MCAP:
+            the judge then reads ``gripper.force`` as that gripper's effort.
     """
     out_path = Path(out)
     if out_path.exists():
@@ -124,6 +127,10 @@ def create_bundle(videos: dict[str, str], signals: str, attribution: str, out: s
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise BundleError(f"{attribution}: not valid JSON: {exc}") from None
     validate_attribution(attr, attribution)
+    record = None
+    if gripper is not None:
+        record = {"profile": gripper}
+        resolve_gripper(record, f"--gripper {gripper}")
     table = read_signal_table(signals)
     start_ns = 0
     if start:
@@ -134,14 +141,15 @@ def create_bundle(videos: dict[str, str], signals: str, attribution: str, out: s
     ingested = {name: ingest_video(path, name, encode, progress)
                 for name, path in sorted(videos.items())}
     manifest = assemble_bundle(out, [c.packets for c in ingested.values()], table, attr,
-                               start_ns, source=attribution)
+                               start_ns, source=attribution, gripper=record)
     return Created(manifest, ingested)
 
 
 def assemble_bundle(out: str | Path, cameras: list[VideoPackets], signals: Signals,
                     attribution: dict, start_ns: int = 0,
                     unlisted: dict[str, bytes] | None = None,
-                    source: str = ATTRIBUTION_FILE) -> Manifest:
+                    source: str = ATTRIBUTION_FILE,
+                    gripper: dict[str, str] | None = None) -> Manifest:
     """Write a bundle folder ``out`` (must not exist) from in-memory streams; its manifest.
 
     The MCAP, ``attribution.json`` and the manifest go to a temporary folder beside
@@ -156,6 +164,7 @@ def assemble_bundle(out: str | Path, cameras: list[VideoPackets], signals: Signa
         unlisted: files written into the folder but not listed in the manifest (name ->
             bytes), e.g. a generator's ``truth.json``: never part of the bundle.
         source: how errors name the attribution.
+        gripper: the ``rcjudge.gripper`` metadata record (profile name and/or fields).
     """
     out_path = Path(out)
     if out_path.exists():
@@ -167,7 +176,7 @@ def assemble_bundle(out: str | Path, cameras: list[VideoPackets], signals: Signa
     out_path.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out_path.name}.", dir=out_path.parent))
     try:
-        write_mcap(tmp / MCAP_NAME, cameras, signals, start_ns)
+        write_mcap(tmp / MCAP_NAME, cameras, signals, start_ns, gripper)
         (tmp / ATTRIBUTION_FILE).write_text(
             json.dumps(attribution, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
         for name, data in (unlisted or {}).items():

@@ -18,6 +18,7 @@ from mcap_protobuf.writer import Writer
 
 from judge.bundle.streams import (
     GRIPPER_JOINT,
+    GRIPPER_META,
     GRIPPER_TOPIC,
     JOINT_TOPIC,
     META_NAME,
@@ -34,7 +35,7 @@ def _ts(ns: int) -> Timestamp:
 
 
 def write_mcap(path: str | Path, cameras: list[VideoPackets], signals: Signals,
-               start_ns: int) -> None:
+               start_ns: int, gripper: dict[str, str] | None = None) -> None:
     """Write one bundle MCAP, messages interleaved in log-time order.
 
     Args:
@@ -42,6 +43,8 @@ def write_mcap(path: str | Path, cameras: list[VideoPackets], signals: Signals,
         cameras: one :class:`VideoPackets` per camera.
         signals: joint and gripper streams (times relative to ``start_ns``).
         start_ns: absolute time of t = 0 in nanoseconds since the epoch.
+        gripper: the ``rcjudge.gripper`` metadata record (a profile name and/or its
+            fields, as strings); none written when not given.
     """
     events: list[tuple[int, int, str, object]] = []
     for cam in cameras:
@@ -81,4 +84,6 @@ def write_mcap(path: str | Path, cameras: list[VideoPackets], signals: Signals,
             "format_version": FORMAT_VERSION,
             "cameras": ",".join(c.name for c in cameras),
         })
+        if gripper:
+            writer.add_metadata(GRIPPER_META, {k: str(v) for k, v in gripper.items()})
         writer.finish()

@@ -57,6 +57,16 @@ def _cmd_bundle_create(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_explain(args: argparse.Namespace) -> int:
+    from judge.explain import explain
+
+    r = explain(args.target, args.judge, args.out, args.db, args.mcap)
+    _emit(r, args.json, lambda d: f"{d['out']}: run {d['run_id']} by {d['judge_version']} "
+          f"({d['judgment']}), {d['sampled']} frames a camera, {d['shown']} shown, "
+          f"{len(d['contacts'])} contact event(s)")
+    return 0
+
+
 def _bundle_error(uri: str, exc: Exception, progress: bool) -> None:
     """One stderr line ``rcjudge: error: BUNDLE: MESSAGE`` (BUNDLE not repeated)."""
     msg = str(exc)
@@ -397,6 +407,19 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "gripper's effort, not a contact force")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=_cmd_bundle_create)
+
+    p = sub.add_parser("explain", help="one HTML page: frames, signals, contacts and every "
+                       "model's answers behind a judgment")
+    p.add_argument("target", metavar="BUNDLE|RUN_ID",
+                   help="a bundle (judged now) or a run id (its judgment from the ledger)")
+    p.add_argument("--judge", default="tiny", help="judge version (name or YAML file)")
+    p.add_argument("--out", required=True, metavar="FILE.html", help="the page to write")
+    p.add_argument("--db", default=None, help="ledger URL for a RUN_ID (default $RCJUDGE_DB, "
+                   "else the embedded SQLite file)")
+    p.add_argument("--mcap", metavar="FILE.mcap", help="also write the contact events and "
+                   "sampled frames as Foxglove annotations (open it beside the bundle's MCAP)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=_cmd_explain)
 
     p = sub.add_parser("judge", help="judge bundles with a judge version (three VLMs, voted)")
     p.add_argument("bundles", nargs="+", metavar="BUNDLE", help="bundle folders or URIs")

@@ -12,14 +12,16 @@ say *when* a grasp began; the width can:
   **miss**, at the first sample there;
 * a close must bring the fingers ``min_travel_m`` closer and stop that far inside the
   open limit (an opening's overshoot settling back is no close);
-* a close that stops above the closed limit is a **grasp**, at the first sample within ``stop_tol_m``
-  of the level the fingers settle at (the median width over the ``settle_s`` after the
-  close, of the samples slower than ``close_speed_mps``: a hold that ends within it keeps
-  its own level) — unless the actuator
-  effort there is below ``driven_effort`` (the fingers were parked where commanded:
-  nothing is held);
+* a close that stops above the closed limit is a **grasp**, at the first sample within
+  ``stop_tol_m`` of the level the fingers settle at (the median width, over the
+  ``settle_s`` after the close, of the samples slower than ``close_speed_mps``: a hold
+  that ends within it keeps its own level) — unless the actuator effort there is below
+  ``driven_effort`` and the fingers then stay put (parked where commanded: nothing held);
 * a step up of at most ``rebound_m`` that comes to rest again is the grip resettling (the
   fingers rebounding from the impact): the hold goes on at the new level;
+* with an actuator effort, a creep open that does not reopen the fingers while the
+  actuator still drives them is still a hold (at the new level); the effort falling below
+  ``driven_effort`` ends the hold (the grip let go), at that sample;
 * the hold ends when the width leaves its level by ``hold_band_m``: a **slip** when it
   collapses toward closed, a **release** when within ``open_window_s`` it reopens to
   ``open_fraction`` of its pre-close width, else a slip (the fingers loosened and the
@@ -100,29 +102,26 @@ def finger_events(t: np.ndarray, width: np.ndarray, effort: np.ndarray,
         if (w[a] - level < cfg.min_travel_m
                 or level > gripper.open_width_m - cfg.min_travel_m):
             continue  # settling (an opening's overshoot), not a close onto anything
-        if actuator and np.median(e[stop:stop + settle]) < gripper.driven_effort:
-            continue  # stopped where commanded, fingers no longer driven: nothing held
+        after = w[stop + settle:stop + 2 * settle]
+        if (actuator and np.median(e[stop:stop + settle]) < gripper.driven_effort
+                and (not len(after) or np.abs(after - level).max() <= band)):
+            continue  # stopped where commanded and stay: no longer driven, nothing held
         onset = _first(w[: stop + 1] <= level + tol, a)
         onset = stop if onset is None else onset
-        leave = _first(np.abs(w - level) > band, min(stop + settle, n - 1))
-        while leave is not None and w[leave] > level:  # a rebound: up a little, at rest again
-            rest = _first(np.abs(v[leave:leave + settle]) < cfg.close_speed_mps / 2)
-            if rest is None or w[leave + rest] - level > cfg.rebound_m:
-                break
-            level = float(w[leave + rest])
-            leave = _first(np.abs(w - level) > band, leave + rest)
+        pre = float(w[a])  # the width the close started from
+        leave, level, dropped = _hold_end(w, v, e, level, min(stop + settle, n - 1), pre,
+                                          gripper, cfg, band, settle, window)
         if leave is None:  # still holding at the end
             events.append(ContactEvent(float(t[onset]), "grasp", float(t[onset]), None,
                                        1e3 * level))
             break
         end = leave
-        while end > stop and abs(w[end - 1] - level) > tol and (
+        while not dropped and end > stop and abs(w[end - 1] - level) > tol and (
                 (w[end - 1] < w[end]) == (w[leave] > level)):
             end -= 1  # back along the motion that ended the hold, to where it began
         if t[end] - t[onset] < min_contact_s:
             i = leave
             continue
-        pre = float(w[a])  # the width the close started from
         if w[leave] < level - band:
             kind = "slip"
         else:
@@ -133,6 +132,39 @@ def finger_events(t: np.ndarray, width: np.ndarray, effort: np.ndarray,
                                    1e3 * level))
         i = _rearmed(w, rearm, end, n)
     return events
+
+
+def _hold_end(w: np.ndarray, v: np.ndarray, e: np.ndarray | None, level: float, start: int,
+              pre: float, gripper: GripperProfile, cfg: FingerConfig, band: float,
+              settle: int, window: int) -> tuple[int | None, float, bool]:
+    """Where a hold at ``level`` ends: (index or None, the level then, effort dropped).
+
+    The width leaving the level by ``band`` ends it — except a step up that is a rebound
+    (at most ``rebound_m``, at rest again), or, with an actuator effort still driving, a
+    creep open that does not reopen the fingers: the hold goes on at the new level. An
+    actuator effort falling below ``driven_effort`` ends it too (the grip let go).
+    """
+    driven = gripper.driven_effort
+    j = start
+    while True:
+        away = np.abs(w - level) > band
+        if e is not None:
+            away |= e < driven
+        leave = _first(away, j)
+        if leave is None:
+            return None, level, False
+        if e is not None and e[leave] < driven:
+            return leave, level, True
+        if w[leave] < level:
+            return leave, level, False
+        rest = _first(np.abs(v[leave:leave + settle]) < cfg.close_speed_mps / 2)
+        if rest is not None and w[leave + rest] - level <= cfg.rebound_m:
+            level, j = float(w[leave + rest]), leave + rest  # a rebound: at rest again
+            continue
+        if e is not None and w[leave:leave + window].max() < cfg.open_fraction * pre:
+            level, j = float(w[leave]), leave + 1  # creeping open, still driven: still held
+            continue
+        return leave, level, False
 
 
 def _rearmed(w: np.ndarray, rearm: float, start: int, n: int) -> int:

@@ -13,6 +13,7 @@ import numpy as np
 from foxglove_schemas_protobuf.CompressedVideo_pb2 import CompressedVideo
 from foxglove_schemas_protobuf.JointState_pb2 import JointState
 from foxglove_schemas_protobuf.JointStates_pb2 import JointStates
+from foxglove_schemas_protobuf.Log_pb2 import Log
 from google.protobuf.timestamp_pb2 import Timestamp
 from mcap_protobuf.writer import Writer
 
@@ -86,4 +87,41 @@ def write_mcap(path: str | Path, cameras: list[VideoPackets], signals: Signals,
         })
         if gripper:
             writer.add_metadata(GRIPPER_META, {k: str(v) for k, v in gripper.items()})
+        writer.finish()
+
+
+CONTACTS_TOPIC = "/rcjudge/contacts"
+SAMPLED_TOPIC = "/rcjudge/sampled"
+
+
+def write_annotations(path: str | Path, start_ns: int, contacts: list,
+                      targets: np.ndarray, shown: np.ndarray, name: str = "rcjudge") -> None:
+    """An MCAP of ``foxglove.Log`` annotations on the bundle's clock, to open beside it.
+
+    ``/rcjudge/contacts``: one message per contact event at its time (``"grasp t=2.530s
+    …"``, level WARNING for slip/miss/impact); ``/rcjudge/sampled``: one per sampled
+    timestamp, saying whether the questions showed it. Foxglove merges several files
+    opened together by time, so the events line up with the cameras and signals.
+    """
+    alert = {"slip", "miss", "impact"}
+    rows: list[tuple[int, str, Log]] = []
+    for c in contacts:
+        ns = start_ns + round(c.t * 1e9)
+        end = "open" if c.t_end is None else f"{c.t_end:.3f}s"
+        rows.append((ns, CONTACTS_TOPIC, Log(
+            timestamp=_ts(ns), level=Log.WARNING if c.kind in alert else Log.INFO, name=name,
+            message=f"{c.kind} t={c.t:.3f}s (from {c.t_start:.3f}s to {end}, "
+                    f"peak {c.peak:.2f})")))
+    shown_set = {int(i) for i in shown}
+    order = {int(i): k + 1 for k, i in enumerate(shown)}
+    for i, t in enumerate(targets):
+        ns = start_ns + round(float(t) * 1e9)
+        what = f"shown to the models as image {order[i]}" if i in shown_set else "sampled"
+        rows.append((ns, SAMPLED_TOPIC, Log(timestamp=_ts(ns), level=Log.DEBUG, name=name,
+                                             message=f"frame t={float(t):.3f}s {what}")))
+    rows.sort(key=lambda r: (r[0], r[1]))
+    with open(path, "wb") as f:
+        writer = Writer(f)
+        for ns, topic, msg in rows:
+            writer.write_message(topic, msg, log_time=ns, publish_time=ns)
         writer.finish()

@@ -55,7 +55,7 @@ def test_profile_recorded_and_used(root, tmp_path):
     assert [(c["kind"], c["t"]) for c in got["contacts"]] == [("grasp", 0.79), ("release", 2.02)]
     # without the profile the effort reads as a contact force: a "grasp" when the drive starts
     old = inspect_bundle(str(tmp_path / "without"))
-    assert [(c["kind"], c["t"]) for c in old["contacts"]][0] == ("grasp", 0.5)
+    assert next((c["kind"], c["t"]) for c in old["contacts"]) == ("grasp", 0.5)
 
 
 def test_unknown_profile_refused_before_anything_is_written(root, tmp_path, capsys):

@@ -83,7 +83,7 @@ def test_miss_closes_fully_then_a_second_try_grasps():
     # closes at 0.505 with nothing between the fingers: 80 -> 0 mm, 3 mm at 0.89 (within
     # 4 mm of the closed limit); effort stays high (pushing on itself); reopens at 1.5;
     # closes again at 2.0 onto the object: touches at 2.15
-    t, w, e = stream(4.0, [(0.505, 0.0), (1.5, OPEN), (2.0, 0.05)], [(0.505, 4.0)])
+    t, w, e = stream(4.0, [(0.505, 0.0), (1.5, OPEN), (2.0, 0.05)], [(0.505, 4.1)])
     assert events(t, w, e) == [("miss", 0.89), ("grasp", 2.15)]
 
 
@@ -92,7 +92,7 @@ def test_fingers_parked_where_commanded_are_not_a_grasp():
     t, w, e = stream(2.0, [(0.5, 0.04)], [(0.5, 0.7)])
     assert events(t, w, e) == []
     # the same width with an effort that never drops cannot be told from a grasp
-    t, w, e = stream(2.0, [(0.5, 0.04)], [(0.5, 2.0)])
+    t, w, e = stream(2.0, [(0.5, 0.04)], [(0.5, 2.1)])
     assert events(t, w, e) == [("grasp", 0.7)]
 
 

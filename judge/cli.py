@@ -67,6 +67,19 @@ def _cmd_explain(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_import_lerobot(args: argparse.Namespace) -> int:
+    from judge.bundle.lerobot import import_lerobot
+    from judge.bundle.transcode import EncodeOptions
+
+    rows = import_lerobot(args.dataset, args.out, args.mapping, args.episodes,
+                          args.pad_cameras, EncodeOptions(keyframe_s=args.keyframe_s,
+                                                          crf=args.crf),
+                          progress=not args.json)
+    _emit(rows, args.json, lambda rs: "\n".join(
+        f"episode {r['episode_index']}: {r['bundle']} ({r['task_id']})" for r in rs))
+    return 0
+
+
 def _bundle_error(uri: str, exc: Exception, progress: bool) -> None:
     """One stderr line ``rcjudge: error: BUNDLE: MESSAGE`` (BUNDLE not repeated)."""
     msg = str(exc)
@@ -407,6 +420,21 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "gripper's effort, not a contact force")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=_cmd_bundle_create)
+
+    imp = sub.add_parser("import", help="turn other formats into bundles").add_subparsers(
+        dest="import_command", required=True, metavar="FORMAT")
+    p = imp.add_parser("lerobot", help="each episode of a LeRobot v3.0/v2.1 dataset -> a bundle")
+    p.add_argument("dataset", metavar="DATASET_DIR")
+    p.add_argument("--out", required=True, help="folder the bundles go into")
+    p.add_argument("--mapping", required=True, metavar="FILE.yaml",
+                   help="attribution, task.id per task text, gripper dimensions (docs/lerobot.md)")
+    p.add_argument("--episodes", help="e.g. 0,3-9 (default: all)")
+    p.add_argument("--pad-cameras", action="store_true",
+                   help="fewer than three cameras: repeat the first (default: refuse)")
+    p.add_argument("--keyframe-s", type=float, default=0.5)
+    p.add_argument("--crf", type=int, default=18)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=_cmd_import_lerobot)
 
     p = sub.add_parser("explain", help="one HTML page: frames, signals, contacts and every "
                        "model's answers behind a judgment")

@@ -144,8 +144,8 @@ def _upright(frame, rotation: int) -> av.VideoFrame:
 
 
 def _reencode(path: str, name: str, opts: EncodeOptions, rotation: int,
-              progress: bool) -> VideoPackets:
-    """Decode every frame and encode it with libx264 to the bundle's profile."""
+              progress: bool, span: tuple[float, float] | None = None) -> VideoPackets:
+    """Decode every frame (in ``span``, if given) and encode it to the bundle's profile."""
     if rotation % 90:
         raise VideoError(f"{path}: display rotation {rotation}° is not a multiple of 90°")
     with _open(path) as container:
@@ -166,6 +166,11 @@ def _reencode(path: str, name: str, opts: EncodeOptions, rotation: int,
                     raise VideoError(f"{path}: frame {i} at pts {frame.pts} is not after the "
                                      f"previous frame's pts {last} (time base {tb})")
                 last = frame.pts
+                if span is not None:
+                    ft = float(frame.pts * tb)
+                    if ft < span[0] - 1e-9 or ft >= span[1] - 1e-9:
+                        bar.step()
+                        continue
                 up = _upright(frame, rotation)
                 if ctx is None:
                     ctx = _encoder(up.width, up.height, tb, rate, gop, opts)
@@ -179,14 +184,16 @@ def _reencode(path: str, name: str, opts: EncodeOptions, rotation: int,
         finally:
             bar.close()
     if ctx is None:
-        raise VideoError(f"{path}: video stream has no frames")
+        where = "" if span is None else f" in {span[0]:.3f}-{span[1]:.3f} s"
+        raise VideoError(f"{path}: video stream has no frames{where}")
     packets.extend(ctx.encode(None))
     pts_out = [p.pts for p in packets]
     if pts_out != pts_in:
         raise VideoError(f"{path}: encoder returned {len(packets)} packets for {len(pts_in)} "
                          "frames or changed their order")
     data = [bytes(p) for p in packets]
-    return VideoPackets(name=name, t=np.array([float(p * tb) for p in pts_in]),
+    shift = span[0] if span is not None else 0.0
+    return VideoPackets(name=name, t=np.array([float(p * tb) - shift for p in pts_in]),
                         keyframe=np.array([is_idr(d) for d in data]), data=data)
 
 
@@ -204,7 +211,7 @@ def _encoder(width: int, height: int, tb: Fraction, rate: Fraction, gop: int,
 
 
 def ingest_video(path: str, name: str, options: EncodeOptions | None = None,
-                 progress: bool = False) -> Ingested:
+                 progress: bool = False, span: tuple[float, float] | None = None) -> Ingested:
     """One camera file as bundle access units: copied when it conforms, else re-encoded.
 
     Args:
@@ -212,6 +219,9 @@ def ingest_video(path: str, name: str, options: EncodeOptions | None = None,
         name: the camera's name in the bundle.
         options: keyframe interval, quality and speed of a re-encode.
         progress: show a progress bar on a terminal for long re-encodes.
+        span: keep only the frames with ``start <= t < end`` (s) and shift them to start
+            at 0 — one episode of a file holding several (always re-encoded: a cut
+            need not start on a keyframe).
 
     Raises:
         VideoError: the file is missing, not a video, does not decode, or its timestamps
@@ -221,7 +231,9 @@ def ingest_video(path: str, name: str, options: EncodeOptions | None = None,
     first, codec = _first_frame(path)
     rotation = round(first.rotation or 0)
     reason = ""
-    if opts.force:
+    if span is not None:
+        reason = f"cut {span[0]:.3f}-{span[1]:.3f} s"
+    elif opts.force:
         reason = "re-encode forced"
     elif codec != "h264":
         reason = f"codec {codec}"
@@ -235,5 +247,5 @@ def ingest_video(path: str, name: str, options: EncodeOptions | None = None,
         packets, reason = _copy(path, name)
         if packets is not None:
             return Ingested(packets, "copy", "", codec, os.path.getsize(path))
-    packets = _reencode(path, name, opts, rotation, progress)
+    packets = _reencode(path, name, opts, rotation, progress, span)
     return Ingested(packets, "reencode", reason, codec, os.path.getsize(path))

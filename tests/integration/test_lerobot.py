@@ -127,8 +127,8 @@ def write_v21(root: Path) -> Path:
 MAPPING = {"repo_id": "lab/pick_cube",
            "attribution": {"policy": {"vendor": "lab", "name": "act", "version": "1",
                                       "checkpoint": "sha256:ab"},
-                           "body": {"arm": "so100", "hand": "parallel-jaw", "dof": 6, "mount_h_mm": 0,
-                                    "calibrated_at": "2026-10-01"},
+                           "body": {"arm": "so100", "hand": "parallel-jaw", "dof": 6,
+                                    "mount_h_mm": 0, "calibrated_at": "2026-10-01"},
                            "task": {"tier": "B"}, "env": {"site": "lab-1"}, "seed": 0},
            "tasks": {TASK: "tabletop.pick_place.cube_001"},
            "gripper": {"profile": "franka-hand", "width": 7}}

@@ -415,9 +415,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--preset", default="veryfast", help="libx264 preset (default veryfast)")
     p.add_argument("--reencode", action="store_true",
                    help="re-encode every camera, even one that could be copied")
-    p.add_argument("--gripper", metavar="PROFILE",
-                   help="gripper profile (configs/grippers.yaml): gripper.force is then that "
-                        "gripper's effort, not a contact force")
+    p.add_argument("--gripper", metavar="PROFILE|FILE.yaml",
+                   help="gripper profile (configs/grippers.yaml) or a YAML file of its fields: "
+                        "gripper.force is then that gripper's effort, not a contact force")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=_cmd_bundle_create)
 

@@ -37,7 +37,7 @@ from judge.bundle.manifest import Manifest, write_manifest
 from judge.bundle.streams import Signals, VideoPackets
 from judge.bundle.transcode import EncodeOptions, Ingested, ingest_video
 from judge.bundle.write import write_mcap
-from judge.config import resolve_gripper
+from judge.config import load_yaml, resolve_gripper
 from judge.errors import BundleError, SignalTableError
 
 MCAP_NAME = "rollout.mcap"
@@ -98,6 +98,20 @@ class Created:
                 "cameras": {n: c.as_dict() for n, c in sorted(self.cameras.items())}}
 
 
+def gripper_record(gripper: str) -> dict[str, str]:
+    """The ``rcjudge.gripper`` record for ``--gripper``: a profile name, or a YAML file of
+    profile fields (``profile:`` plus overrides, or every field), checked now."""
+    if gripper.endswith((".yaml", ".yml")):
+        data = load_yaml(gripper)
+        if not isinstance(data, dict):
+            raise BundleError(f"--gripper {gripper}: expected a mapping of profile fields")
+        record = {str(k): str(v) for k, v in data.items()}
+    else:
+        record = {"profile": gripper}
+    resolve_gripper(record, f"--gripper {gripper}")
+    return record
+
+
 def create_bundle(videos: dict[str, str], signals: str, attribution: str, out: str,
                   start: str | None = None, encode: EncodeOptions | None = None,
                   progress: bool = False, gripper: str | None = None) -> Created:
@@ -111,8 +125,9 @@ def create_bundle(videos: dict[str, str], signals: str, attribution: str, out: s
         start: ISO-8601 wall-clock time of t = 0 (default: the Unix epoch).
         encode: keyframe interval, quality and speed of re-encodes.
         progress: progress bars on a terminal for long re-encodes.
-        gripper: a gripper profile name (``configs/grippers.yaml``), recorded in the MCAP:
-            the judge then reads ``gripper.force`` as that gripper's effort.
+        gripper: a gripper profile name (``configs/grippers.yaml``) or a YAML file of
+            profile fields, recorded in the MCAP: the judge then reads ``gripper.force``
+            as that gripper's effort.
     """
     out_path = Path(out)
     if out_path.exists():
@@ -127,10 +142,7 @@ def create_bundle(videos: dict[str, str], signals: str, attribution: str, out: s
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise BundleError(f"{attribution}: not valid JSON: {exc}") from None
     validate_attribution(attr, attribution)
-    record = None
-    if gripper is not None:
-        record = {"profile": gripper}
-        resolve_gripper(record, f"--gripper {gripper}")
+    record = gripper_record(gripper) if gripper is not None else None
     table = read_signal_table(signals)
     start_ns = 0
     if start:

@@ -85,3 +85,23 @@ def test_synthetic_real_gripper_signals_all_contacts_found(make_bundles):
     assert result["spurious"] == 0, result["spurious_events"]
     base = evaluate(bundles, use_profile=False)  # the force detector reading motor effort
     assert base["found_by_kind"].get("grasp", 0) < result["found_by_kind"]["grasp"]
+
+
+def test_gripper_fields_from_a_yaml_file(root, tmp_path):
+    videos = media(root, "h264_plain.mp4")
+    inputs = sidecar_inputs(root)
+    signals = franka_signals(tmp_path / "franka.csv")
+    spec = tmp_path / "my-hand.yaml"
+    spec.write_text("profile: franka-hand\nwidth_noise_m: 0.0005\n")
+    create_bundle(videos, signals, inputs["attribution"], str(tmp_path / "b"),
+                  gripper=str(spec))
+    got = inspect_bundle(str(tmp_path / "b"))
+    assert got["gripper"] == {"profile": "franka-hand", "width_noise_m": "0.0005"}
+    # 0.5 mm noise: the stop tolerance is 1.5 mm (3 sigmas): still 0.79 s (51 mm; 52 mm at
+    # 0.78 s is 2 mm off); the release still 2.02 s (52 mm, the first sample 1.5 mm off)
+    assert [(c["kind"], c["t"]) for c in got["contacts"]] == [("grasp", 0.79), ("release", 2.02)]
+    spec.write_text("open_width_m: 0.05\nclosed_width_m: 0.06\neffort: none\n")
+    with pytest.raises(ConfigError, match=r"my-hand.yaml: .*closed_width_m must be below"):
+        create_bundle(videos, signals, inputs["attribution"], str(tmp_path / "c"),
+                      gripper=str(spec))
+    assert not (tmp_path / "c").exists()

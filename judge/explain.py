@@ -295,6 +295,9 @@ def explain(target: str, judge_version: str, out: str, db: str | None = None,
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(page)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes it private; a page is for sharing
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

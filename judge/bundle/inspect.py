@@ -73,6 +73,9 @@ def format_report(r: dict[str, Any]) -> str:
                      f"keyframe every {c['keyframe_interval_s']} s  ({c['source']})")
     lines.append(f"signals:   {len(r['signals']['joints'])} joints at "
                  f"{r['signals']['rate_hz']} Hz")
+    if r.get("gripper"):
+        fields = ", ".join(f"{k}={v}" for k, v in r["gripper"].items())
+        lines.append(f"gripper:   {fields} (contacts from width + effort, docs/contacts.md)")
     lines.append(f"contacts:  {len(r['contacts'])}")
     for c in r["contacts"]:
         lines.append(f"  {c['t']:>8.3f} s  {c['kind']:<8} peak {c['peak']}")

@@ -10,7 +10,7 @@ import pytest
 from bench.contacts_eval import evaluate
 from judge.bundle.create import create_bundle
 from judge.bundle.decode import load_streams
-from judge.bundle.inspect import inspect_bundle
+from judge.bundle.inspect import format_report, inspect_bundle
 from judge.bundle.intake import intake
 from judge.errors import ConfigError
 from rcjudge.cli import main
@@ -52,6 +52,8 @@ def test_profile_recorded_and_used(root, tmp_path):
     assert load_streams(intake(str(tmp_path / "without"))).metadata == {}
     got = inspect_bundle(str(tmp_path / "with"))
     assert got["gripper"] == {"profile": "franka-hand"}
+    assert "gripper:   profile=franka-hand (contacts from width + effort" in format_report(got)
+    assert "gripper:" not in format_report(inspect_bundle(str(tmp_path / "without")))
     assert [(c["kind"], c["t"]) for c in got["contacts"]] == [("grasp", 0.79), ("release", 2.02)]
     # without the profile the effort reads as a contact force: a "grasp" when the drive starts
     old = inspect_bundle(str(tmp_path / "without"))

@@ -163,3 +163,293 @@ class KeyInfo(_Out):
 
 
 JobResult.model_rebuild()
+
+
+# --- runs, labels, calibration -----------------------------------------------------------
+class TaskOut(_Out):
+    """A run's task: ``id`` is null on tier B (a tier-B task id is never returned)."""
+
+    id: str | None
+    tier: str
+
+
+class RunResponse(_Out):
+    """A recorded run (what happened), as the API shows it."""
+
+    run_id: str
+    bundle_hash: str
+    policy: Policy
+    body: Body
+    task: TaskOut
+    duration_s: float
+    cycle_sec: float
+    recorded_at: str
+
+
+class RunList(_Out):
+    """A page of runs."""
+
+    data: list[RunResponse]
+    next_cursor: str | None
+
+
+class LabelRequest(_Out):
+    """``POST /v1/runs/{run_id}/labels``: what a person said about a run."""
+
+    attempt: bool
+    success: bool
+    failure_class: str | None = Field(None, max_length=200,
+                                      description="Taxonomy class; null when not given.")
+    labeled_by: str = Field(min_length=1, max_length=200)
+    labeled_at: str | None = Field(None, description="ISO 8601; now when null.")
+
+
+class LabelResponse(_Out):
+    """One stored operator label."""
+
+    label_id: int
+    run_id: str
+    attempt: bool
+    success: bool
+    failure_class: str | None
+    labeled_by: str
+    labeled_at: str
+
+
+class LabelList(_Out):
+    """Every label of a run, oldest first (the last one is current)."""
+
+    data: list[LabelResponse]
+
+
+class CalibrationRow(_Out):
+    """A judgment that disagrees with its run's current operator label."""
+
+    judgment_id: str
+    run_id: str
+    judge_version: str
+    attempt: bool
+    success: bool
+    failure_class: str | None
+    label_attempt: bool
+    label_success: bool
+    label_failure_class: str | None
+    attempt_disagrees: bool
+    success_disagrees: bool
+    class_disagrees: bool
+
+
+class CalibrationSet(_Out):
+    """The calibration set: the training data of the next judge version."""
+
+    data: list[CalibrationRow]
+
+
+# --- taxonomy, judge versions ------------------------------------------------------------
+class TaxonomyClass(_Out):
+    """One failure class and whether it counts against the policy."""
+
+    name: str
+    family: str
+    counts_against_policy: bool
+    description: str
+
+
+class TaxonomyFamily(_Out):
+    """A family of failure classes."""
+
+    name: str
+    description: str
+
+
+class TaxonomyResponse(_Out):
+    """The failure taxonomy (configs/taxonomy.yaml): exemption is decided here, not in code."""
+
+    families: list[TaxonomyFamily]
+    classes: list[TaxonomyClass]
+    exempt_count: int = Field(description="Classes that do not count against the policy.")
+    empty_class_counts_against_policy: bool = Field(
+        description="Always true: an unclassified failure is not exempt.")
+
+
+class JudgeModel(_Out):
+    """One of a judge version's three models."""
+
+    name: str
+    backend: str
+
+
+class JudgeVersionResponse(_Out):
+    """A judge version: its models and, once it has judged, its fingerprint."""
+
+    name: str
+    description: str
+    models: list[JudgeModel]
+    fingerprint: str | None = Field(description="Recorded on first use; null before.")
+
+
+class JudgeVersionList(_Out):
+    data: list[JudgeVersionResponse]
+
+
+# --- re-judge jobs -----------------------------------------------------------------------
+class RejudgeRequest(_Out):
+    """``POST /v1/rejudge-jobs``: re-judge the caller's runs with another judge version."""
+
+    judge: str = Field(min_length=1, max_length=200, description="The new judge version.")
+    run_ids: list[str] | None = Field(None, max_length=10000,
+                                      description="Runs to re-judge; all of the key's if null.")
+
+
+class RejudgeFailure(_Out):
+    run_id: str
+    detail: str
+
+
+class RejudgeJob(_Out):
+    """A re-judge job: new judgment rows under the new version, nothing overwritten."""
+
+    job_id: str
+    status: str = Field(description="queued | running | succeeded | failed")
+    judge: str
+    runs: int = Field(ge=0)
+    judged: int = Field(ge=0)
+    failed: list[RejudgeFailure]
+    created_at: str
+    finished_at: str | None
+
+
+# --- coefficients ------------------------------------------------------------------------
+class CoefficientCell(_Out):
+    """One published cell: policy × body × task family × tier × judge version."""
+
+    cell_id: str
+    policy: str
+    body: str
+    task_family: str
+    tier: str
+    judge_version: str
+    n: int = Field(ge=0, description="Runs in the cell (exempt failures excluded).")
+    status: str = Field(description="``ok``, or ``insufficient`` when n < 40.")
+    success_rate: float | None = Field(description="Null when insufficient.")
+    exempt_failures: int = Field(ge=0)
+
+
+class CoefficientsTable(_Out):
+    """The public coefficients table."""
+
+    min_n: int
+    data: list[CoefficientCell]
+
+
+# --- attestations (read only) --------------------------------------------------------------
+class Attestation(_Out):
+    """An endorsement issued offline (``rcjudge attestations import``); read only here."""
+
+    attestation_id: str
+    subject: str
+    statement: str
+    issued_by: str
+    issued_at: str
+
+
+class AttestationList(_Out):
+    data: list[Attestation]
+
+
+# --- webhooks ----------------------------------------------------------------------------
+class WebhookEndpointRequest(_Out):
+    """``POST /v1/webhook-endpoints``."""
+
+    url: str = Field(min_length=1, max_length=2048, description="https://… (http on loopback "
+                     "only for test keys).")
+    events: list[str] = Field(min_length=1, max_length=4, description="Event types.")
+
+
+class WebhookEndpoint(_Out):
+    """A webhook endpoint (its secret is shown only when created or rotated)."""
+
+    endpoint_id: str
+    url: str
+    events: list[str]
+    enabled: bool
+    disabled_reason: str | None
+    created_at: str
+
+
+class WebhookEndpointWithSecret(WebhookEndpoint):
+    """A webhook endpoint with its signing secret (``whsec_…``), shown once."""
+
+    secret: str
+
+
+class WebhookEndpointList(_Out):
+    data: list[WebhookEndpoint]
+
+
+class WebhookDelivery(_Out):
+    """One delivery attempt of one message."""
+
+    delivery_id: int
+    message_id: str
+    event_type: str
+    attempt: int
+    status: int | None = Field(description="The receiver's HTTP status; null: no answer.")
+    error: str | None
+    delivered_at: str
+
+
+class WebhookDeliveryList(_Out):
+    data: list[WebhookDelivery]
+
+
+class WebhookTestResult(_Out):
+    """What ``POST /v1/webhook-endpoints/{id}/test`` sent."""
+
+    message_id: str
+    event_type: str
+
+
+# --- webhook events (the schema's ``webhooks``) -------------------------------------------
+class RejudgeCompletedData(_Out):
+    job_id: str
+    judge: str
+    judged: int = Field(ge=0)
+    failed: int = Field(ge=0)
+
+
+class CoefficientsPublishedData(_Out):
+    judge_version: str
+    cells_now_published: int = Field(ge=0)
+
+
+class JudgmentCompletedEvent(_Out):
+    """``judgment.completed``: a charged judgment was written."""
+
+    type: str = Field(description="judgment.completed")
+    timestamp: str
+    data: JudgmentResponse
+
+
+class RejudgeCompletedEvent(_Out):
+    """``rejudge.completed``: a re-judge job finished."""
+
+    type: str = Field(description="rejudge.completed")
+    timestamp: str
+    data: RejudgeCompletedData
+
+
+class CoefficientsPublishedEvent(_Out):
+    """``coefficients.published``: a cell reached n = 40 and shows a number."""
+
+    type: str = Field(description="coefficients.published")
+    timestamp: str
+    data: CoefficientsPublishedData
+
+
+class CalibrationDisagreementEvent(_Out):
+    """``calibration.disagreement``: an operator label disagrees with a judgment."""
+
+    type: str = Field(description="calibration.disagreement")
+    timestamp: str
+    data: CalibrationRow

@@ -14,13 +14,44 @@ import json
 import math
 from typing import Annotated, Any
 
-from fastapi import Depends, FastAPI, Header, Request
+from fastapi import Depends, FastAPI, Header, Path, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from judge.api.errors import ApiError, problem
-from judge.api.protocol import Job, JudgmentRequest, JudgmentResponse, KeyInfo, Problem, Usage
+from judge.api.protocol import (
+    Attestation,
+    AttestationList,
+    CalibrationDisagreementEvent,
+    CoefficientsPublishedEvent,
+    JudgmentCompletedEvent,
+    RejudgeCompletedEvent,
+    CalibrationSet,
+    CoefficientsTable,
+    Job,
+    JudgeVersionList,
+    JudgeVersionResponse,
+    JudgmentList,
+    JudgmentRequest,
+    JudgmentResponse,
+    KeyInfo,
+    LabelList,
+    LabelRequest,
+    LabelResponse,
+    Problem,
+    RejudgeJob,
+    RejudgeRequest,
+    RunList,
+    RunResponse,
+    TaxonomyResponse,
+    Usage,
+    WebhookDeliveryList,
+    WebhookEndpointList,
+    WebhookEndpointRequest,
+    WebhookEndpointWithSecret,
+    WebhookTestResult,
+)
 from judge.api.service import Caller, JudgeService, Reply, _iso, validate_request
 
 MAX_BODY = 64 * 1024  # bytes
@@ -165,6 +196,9 @@ def caller(request: Request,
 
 
 Auth = Annotated[Caller, Depends(caller)]
+Id = Annotated[str, Path(min_length=1, max_length=200)]
+Cursor = Annotated[str | None, Query(max_length=200)]
+Limit = Annotated[int, Query(ge=1, le=100)]
 
 
 def create_app(service: JudgeService) -> FastAPI:
@@ -237,4 +271,185 @@ def create_app(service: JudgeService) -> FastAPI:
         return KeyInfo(key_id=who.key_id, name=who.name, mode=who.mode,
                        rights_granted=list(who.rights), created_at=_iso(who.created_at))
 
+    _404 = {**_ERRORS, 404: {"model": Problem, "description": "Not found for this key"}}
+    _W404 = {**_404, **_BODY_ERRORS}
+
+    @app.get("/v1/judgments", response_model=JudgmentList, tags=["judgments"],
+             responses={**_ERRORS, 404: _404[404], 422: _BODY_ERRORS[422]})
+    def list_judgments(who: Auth, cursor: Cursor = None, limit: Limit = 50) -> dict:
+        """The key's judgments, newest first."""
+        return service.list_judgments(who, cursor, limit)
+
+    @app.get("/v1/judgments/{judgment_id}", response_model=JudgmentResponse,
+             tags=["judgments"], responses=_404)
+    def get_judgment(judgment_id: Id, who: Auth) -> JudgmentResponse:
+        """One judgment of the key's."""
+        return service.get_judgment(who, judgment_id)
+
+    @app.get("/v1/runs", response_model=RunList, tags=["runs"],
+             responses={**_ERRORS, 422: _BODY_ERRORS[422]})
+    def list_runs(who: Auth, cursor: Cursor = None, limit: Limit = 50) -> dict:
+        """The key's runs (what happened; a tier-B task id is never shown)."""
+        return service.list_runs(who, cursor, limit)
+
+    @app.get("/v1/runs/{run_id}", response_model=RunResponse, tags=["runs"], responses=_404)
+    def get_run(run_id: Id, who: Auth) -> RunResponse:
+        """One run of the key's."""
+        return service.get_run(who, run_id)
+
+    @app.post("/v1/runs/{run_id}/labels", response_model=LabelResponse, status_code=201,
+              tags=["labels"], responses={**_W404, 200: {"model": LabelResponse,
+                                                         "description": "Already recorded"}})
+    def post_label(run_id: Id, body: LabelRequest, who: Auth) -> Response:
+        """Record what a person said about a run (kept beside the judge's verdict)."""
+        new, label = service.add_label(who, run_id, body)
+        return Response(label.model_dump_json(), status_code=201 if new else 200,
+                        media_type="application/json")
+
+    @app.get("/v1/runs/{run_id}/labels", response_model=LabelList, tags=["labels"],
+             responses=_404)
+    def list_labels(run_id: Id, who: Auth) -> dict:
+        """Every label of a run, oldest first."""
+        return service.list_labels(who, run_id)
+
+    @app.get("/v1/calibration-set", response_model=CalibrationSet, tags=["labels"],
+             responses={**_ERRORS, 422: _BODY_ERRORS[422]})
+    def calibration_set(who: Auth, judge_version: Cursor = None) -> dict:
+        """The key's judgments that disagree with their run's current label."""
+        return service.calibration_set(who, judge_version)
+
+    @app.get("/v1/taxonomy", response_model=TaxonomyResponse, tags=["taxonomy"],
+             responses=_ERRORS)
+    def taxonomy(who: Auth) -> TaxonomyResponse:
+        """The failure taxonomy and which classes count against the policy."""
+        return service.taxonomy(who)
+
+    @app.get("/v1/judge-versions", response_model=JudgeVersionList, tags=["taxonomy"],
+             responses=_ERRORS)
+    def judge_versions(who: Auth) -> dict:
+        """Every judge version this server knows."""
+        return {"data": service.judge_versions(who)}
+
+    @app.get("/v1/judge-versions/{name}", response_model=JudgeVersionResponse,
+             tags=["taxonomy"], responses=_404)
+    def judge_version(name: Id, who: Auth) -> JudgeVersionResponse:
+        """One judge version: its models and recorded fingerprint."""
+        return service.judge_version(who, name)
+
+    @app.post("/v1/rejudge-jobs", response_model=RejudgeJob, status_code=202,
+              tags=["rejudge"], responses={**_ERRORS, **_BODY_ERRORS})
+    def start_rejudge(body: RejudgeRequest, who: Auth) -> Response:
+        """Re-judge the key's runs with another judge version (new rows, none overwritten)."""
+        job = service.start_rejudge(who, body)
+        return Response(job.model_dump_json(), status_code=202, media_type="application/json",
+                        headers={"Location": f"/v1/rejudge-jobs/{job.job_id}"})
+
+    @app.get("/v1/rejudge-jobs/{job_id}", response_model=RejudgeJob, tags=["rejudge"],
+             responses=_404)
+    def get_rejudge(job_id: Id, who: Auth) -> RejudgeJob:
+        """A re-judge job's progress."""
+        return service.rejudge_job(who, job_id)
+
+    @app.get("/v1/coefficients", response_model=CoefficientsTable, tags=["coefficients"],
+             responses={**_ERRORS, 422: _BODY_ERRORS[422]})
+    def coefficients(who: Auth, judge_version: Cursor = None) -> dict:
+        """The public coefficients table; a cell with n < 40 shows ``insufficient``."""
+        return service.coefficients(who, judge_version)
+
+    @app.get("/v1/attestations", response_model=AttestationList, tags=["attestations"],
+             responses=_ERRORS)
+    def attestations(who: Auth) -> dict:
+        """Attestations (read only: issued offline by ``rcjudge attestations import``)."""
+        return service.attestations(who)
+
+    @app.get("/v1/attestations/{attestation_id}", response_model=Attestation,
+             tags=["attestations"], responses=_404)
+    def attestation(attestation_id: Id, who: Auth) -> Attestation:
+        """One attestation."""
+        return service.attestation(who, attestation_id)
+
+    @app.post("/v1/webhook-endpoints", response_model=WebhookEndpointWithSecret,
+              status_code=201, tags=["webhooks"], responses={**_ERRORS, **_BODY_ERRORS})
+    def create_endpoint(body: WebhookEndpointRequest, who: Auth) -> Response:
+        """Subscribe a URL to event types; the signing secret is shown in this answer only."""
+        ep = service.create_endpoint(who, body)
+        return Response(ep.model_dump_json(), status_code=201, media_type="application/json")
+
+    @app.get("/v1/webhook-endpoints", response_model=WebhookEndpointList, tags=["webhooks"],
+             responses=_ERRORS)
+    def list_endpoints(who: Auth) -> dict:
+        """The key's webhook endpoints."""
+        return service.list_endpoints(who)
+
+    @app.delete("/v1/webhook-endpoints/{endpoint_id}", status_code=204, tags=["webhooks"],
+                responses=_404, response_class=Response)
+    def delete_endpoint(endpoint_id: Id, who: Auth) -> Response:
+        """Delete a webhook endpoint."""
+        service.delete_endpoint(who, endpoint_id)
+        return Response(status_code=204)
+
+    @app.post("/v1/webhook-endpoints/{endpoint_id}/rotate-secret",
+              response_model=WebhookEndpointWithSecret, tags=["webhooks"], responses=_404)
+    def rotate_secret(endpoint_id: Id, who: Auth) -> WebhookEndpointWithSecret:
+        """A new signing secret (the old one stops signing at once)."""
+        return service.rotate_secret(who, endpoint_id)
+
+    @app.get("/v1/webhook-endpoints/{endpoint_id}/deliveries",
+             response_model=WebhookDeliveryList, tags=["webhooks"], responses=_404)
+    def deliveries(endpoint_id: Id, who: Auth) -> dict:
+        """Every delivery attempt to an endpoint, oldest first."""
+        return service.deliveries(who, endpoint_id)
+
+    @app.post("/v1/webhook-endpoints/{endpoint_id}/test", response_model=WebhookTestResult,
+              status_code=202, tags=["webhooks"], responses=_404)
+    def send_test(endpoint_id: Id, who: Auth) -> Response:
+        """Send a sample event of the endpoint's first event type."""
+        out = service.send_test(who, endpoint_id)
+        return Response(json.dumps(out), status_code=202, media_type="application/json")
+
+    @app.webhooks.post("judgment.completed")
+    def judgment_completed(body: JudgmentCompletedEvent) -> None:
+        """Sent when a charged judgment is written."""
+
+    @app.webhooks.post("rejudge.completed")
+    def rejudge_completed(body: RejudgeCompletedEvent) -> None:
+        """Sent when a re-judge job finishes."""
+
+    @app.webhooks.post("coefficients.published")
+    def coefficients_published(body: CoefficientsPublishedEvent) -> None:
+        """Sent when a coefficients cell reaches n = 40."""
+
+    @app.webhooks.post("calibration.disagreement")
+    def calibration_disagreement(body: CalibrationDisagreementEvent) -> None:
+        """Sent when an operator label disagrees with a judgment of the run."""
+
+    app.openapi = lambda: openapi(app)
     return app
+
+
+def openapi(app: FastAPI) -> dict[str, Any]:
+    """The schema, with FastAPI's default 422 shape replaced by :class:`Problem`."""
+    if app.openapi_schema:
+        return app.openapi_schema
+    from fastapi.openapi.utils import get_openapi
+
+    spec = get_openapi(title=app.title, version=app.version, openapi_version="3.1.0",
+                       description=app.description, routes=app.routes, webhooks=app.webhooks.routes)
+    ref = "#/components/schemas/HTTPValidationError"
+    for section in ("paths", "webhooks"):
+        for ops in spec.get(section, {}).values():
+            for op in ops.values():
+                for resp in op.get("responses", {}).values():
+                    for media in list(resp.get("content", {})):
+                        content = resp["content"][media]
+                        if content.get("schema", {}).get("$ref") == ref:
+                            content["schema"]["$ref"] = "#/components/schemas/Problem"
+                    if "content" in resp and any(k.startswith("application/json")
+                                                 for k in resp["content"]) and \
+                            resp["content"].get("application/json", {}).get("schema", {}).get(
+                                "$ref") == "#/components/schemas/Problem":
+                        resp["content"] = {PROBLEM: resp["content"]["application/json"]}
+    for name in ("HTTPValidationError", "ValidationError"):
+        spec["components"]["schemas"].pop(name, None)
+    app.openapi_schema = spec
+    return spec

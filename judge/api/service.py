@@ -28,6 +28,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from judge.api import auth
+from judge.api.catalog import MIN_N, CatalogMixin
 from judge.api import tables as T
 from judge.api.errors import ApiError, problem
 from judge.api.protocol import ChargedTo, Job, JobResult, JudgmentRequest, JudgmentResponse
@@ -36,6 +37,7 @@ from judge.ensemble.judge import Judge, admit, prepare_admitted
 from judge.ledgers import schema as S
 from judge.ledgers.records import Run
 from judge.ledgers.store import Ledger, make_engine, resolve_url, upgrade
+from judge.api.webhooks import WebhookMixin
 from rcjudge.errors import RcjudgeError
 
 PRICE_CENTS = 60  # $0.60 per judged call (spec/judge_api.md, step 7)
@@ -107,7 +109,7 @@ class _Mode:
         return self.engine.connect().execution_options(ledger_write=True)
 
 
-class JudgeService:
+class JudgeService(CatalogMixin, WebhookMixin):
     """Everything the HTTP API does, as plain method calls.
 
     Args:
@@ -329,16 +331,26 @@ class JudgeService:
                    finished_at=_iso(row.finished_at), result=result)
 
     def judge_now(self, caller: Caller, request: JudgmentRequest) -> JudgmentResponse:
-        """Judge the request's bundle and write everything in one transaction."""
-        judge = self.judge_for(request.judge)
+        """Judge the request's bundle and write everything in one transaction (charged)."""
         doc = request.model_dump(mode="json", exclude_none=True)
+        out = self._judge_and_write(caller, request.bundle_uri, doc, request.judge, True)
+        if out.charged_to is not None:
+            self.emit(caller, "judgment.completed", out.model_dump(mode="json"))
+        return out
+
+    def judge_run(self, caller: Caller, run: Run, judge_name: str, charge: bool) -> Any:
+        """Judge a recorded run again (re-judge jobs): its bundle, its recorded attribution."""
+        doc = run.attribution.model_dump(mode="json", exclude_none=True)
+        return self._judge_and_write(caller, run.bundle_uri, doc, judge_name, charge)
+
+    def _judge_and_write(self, caller: Caller, uri: str, doc: dict[str, Any],
+                         judge_name: str, charge: bool) -> JudgmentResponse:
+        judge = self.judge_for(judge_name)
         try:
-            admitted = admit(request.bundle_uri, doc)
-            with self._locks[request.judge]:  # one set of loaded models: one call at a time
+            admitted = admit(uri, doc)
+            with self._locks[judge_name]:  # one set of loaded models: one call at a time
                 prepared = prepare_admitted(admitted, judge.version)
                 judgment = judge.judge_prepared(prepared)
-        except ApiError:
-            raise
         except RcjudgeError as exc:
             raise ApiError(422, str(exc).splitlines()[0]) from None
         run = Run(run_id=prepared.run_id, bundle_uri=prepared.uri,
@@ -347,12 +359,18 @@ class JudgeService:
         mode = self.modes[caller.mode]
         try:
             with mode.ledger.transaction() as tx:
-                return self._write(tx.conn, tx, caller, run, judgment)
+                out, cell_n = self._write(tx.conn, tx, caller, run, judgment, charge)
+        except ApiError:
+            raise
         except RcjudgeError as exc:
             raise ApiError(422, str(exc).splitlines()[0]) from None
+        if cell_n == MIN_N:
+            self.emit(caller, "coefficients.published", {"judge_version": judge_name,
+                                                         "cells_now_published": 1})
+        return out
 
     def _write(self, conn: Connection, tx: Any, caller: Caller, run: Run,
-               judgment: Any) -> JudgmentResponse:
+               judgment: Any, charge: bool) -> tuple[JudgmentResponse, int]:
         _, run_id = tx.resolve_run(run)
         if judgment.run_id != run_id:
             judgment = judgment.model_copy(update={"run_id": run_id})
@@ -361,9 +379,9 @@ class JudgeService:
         row = conn.execute(sa.select(j).where(j.c.run_id == run_id,
                                               j.c.judge_version == judgment.judge_version)).one()
         now = _now()
-        charged = None
+        charged, cell_n = None, 0
+        a = run.attribution
         if new:
-            a = run.attribution
             conn.execute(sa.insert(T.coefficients).values(
                 judgment_id=row.judgment_id, policy=f"{a.policy.vendor}/{a.policy.name}"
                 f"@{a.policy.version}", body=f"{a.body.arm}+{a.body.hand}",
@@ -371,6 +389,8 @@ class JudgeService:
                 judge_version=row.judge_version, success=row.success,
                 failure_class=row.failure_class,
                 counts_against_policy=row.counts_against_policy, added_at=now))
+            cell_n = self._cell_size(conn, a, row.judge_version)
+        if new and charge:
             conn.execute(sa.insert(T.usage).values(
                 key_id=caller.key_id, judgment_id=row.judgment_id, amount_cents=PRICE_CENTS,
                 rights_granted=list(caller.rights), recorded_at=now))
@@ -380,7 +400,22 @@ class JudgeService:
                 o.c.key_id == caller.key_id, o.c.judgment_id == row.judgment_id)).first() is None:
             conn.execute(sa.insert(o).values(key_id=caller.key_id,
                                              judgment_id=row.judgment_id, first_at=now))
-        return self._response(conn, row, charged)
+        return self._response(conn, row, charged), cell_n
+
+    @staticmethod
+    def _cell_size(conn: Connection, a: Any, judge_version: str) -> int:
+        """Rows that count in the cell of attribution ``a`` (exempt failures excluded)."""
+        from judge.api.catalog import aggregate_cells
+
+        c = T.coefficients
+        rows = conn.execute(sa.select(
+            c.c.policy, c.c.body, c.c.task_family, c.c.tier, c.c.judge_version, c.c.success,
+            c.c.failure_class).where(
+            c.c.policy == f"{a.policy.vendor}/{a.policy.name}@{a.policy.version}",
+            c.c.body == f"{a.body.arm}+{a.body.hand}", c.c.task_family == task_family(a.task.id),
+            c.c.tier == a.task.tier, c.c.judge_version == judge_version)).all()
+        cells = aggregate_cells(rows)
+        return cells[0].n if cells else 0
 
     @staticmethod
     def _response(conn: Connection, row: Any, charged: ChargedTo | None) -> JudgmentResponse:

@@ -153,6 +153,10 @@ class CatalogMixin:
         new = mode.ledger.add_labels([label]) == 1
         stored = [s for s in mode.ledger.labels(run_id)
                   if s.label.labeled_by == req.labeled_by and s.label.labeled_at == at]
+        if new:
+            for row in self.calibration_set(caller, None, right="labels:write")["data"]:
+                if row.run_id == run_id:
+                    self.emit(caller, "calibration.disagreement", row.model_dump(mode="json"))
         return new, _label_out(stored[-1])
 
     def list_labels(self, caller: Any, run_id: str) -> dict[str, Any]:
@@ -162,9 +166,10 @@ class CatalogMixin:
             self._owned_run(conn, caller, run_id)
         return {"data": [_label_out(s) for s in mode.ledger.labels(run_id)]}
 
-    def calibration_set(self, caller: Any, judge_version: str | None) -> dict[str, Any]:
+    def calibration_set(self, caller: Any, judge_version: str | None,
+                        right: str = "labels:read") -> dict[str, Any]:
         """The key's judgments that disagree with their run's current label."""
-        self.require(caller, "labels:read")
+        self.require(caller, right)
         mode = self.modes[caller.mode]
         with mode.engine.connect() as conn:
             owned = {r[0] for r in conn.execute(self._owned_run_ids(conn, caller)).all()}

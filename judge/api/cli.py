@@ -162,7 +162,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                        "or the data dir's rcjudge.db)")
         p.add_argument("--json", action="store_true", help="print JSON")
 
-    # `rcjudge serve` is the verdict screen's (verdict/cli.py): the API serves as `rcjudge api serve`
+    # `rcjudge serve` is the verdict screen (verdict/cli.py): the API is `rcjudge api serve`
     api = sub.add_parser("api", help="the HTTP Judge API").add_subparsers(
         dest="api_command", required=True, metavar="ACTION")
     p = api.add_parser("serve", help="serve the Judge API (uvicorn)")

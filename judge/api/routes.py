@@ -16,7 +16,7 @@ from typing import Annotated, Any
 
 from fastapi import Depends, FastAPI, Header, Path, Query, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse, Response
+from fastapi.responses import Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from judge.api.errors import ApiError, problem
@@ -24,14 +24,13 @@ from judge.api.protocol import (
     Attestation,
     AttestationList,
     CalibrationDisagreementEvent,
-    CoefficientsPublishedEvent,
-    JudgmentCompletedEvent,
-    RejudgeCompletedEvent,
     CalibrationSet,
+    CoefficientsPublishedEvent,
     CoefficientsTable,
     Job,
     JudgeVersionList,
     JudgeVersionResponse,
+    JudgmentCompletedEvent,
     JudgmentList,
     JudgmentRequest,
     JudgmentResponse,
@@ -40,6 +39,7 @@ from judge.api.protocol import (
     LabelRequest,
     LabelResponse,
     Problem,
+    RejudgeCompletedEvent,
     RejudgeJob,
     RejudgeRequest,
     RunList,

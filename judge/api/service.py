@@ -28,21 +28,22 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from judge.api import auth
-from judge.api.catalog import MIN_N, CatalogMixin
 from judge.api import tables as T
+from judge.api.catalog import MIN_N, CatalogMixin
 from judge.api.errors import ApiError, problem
 from judge.api.protocol import ChargedTo, Job, JobResult, JudgmentRequest, JudgmentResponse
+from judge.api.webhooks import WebhookMixin
 from judge.bundle.intake import missing_attribution
 from judge.ensemble.judge import Judge, admit, prepare_admitted
 from judge.ledgers import schema as S
 from judge.ledgers.records import Run
 from judge.ledgers.store import Ledger, make_engine, resolve_url, upgrade
-from judge.api.webhooks import WebhookMixin
 from rcjudge.errors import RcjudgeError
 
 PRICE_CENTS = 60  # $0.60 per judged call (spec/judge_api.md, step 7)
 IDEMPOTENCY_TTL = timedelta(hours=24)
 TEST_SCHEMA = "rcjudge_test"
+API_ROLE = "rcjudge_api"  # created by ledger migration 0005 (PostgreSQL)
 
 
 def _now() -> datetime:
@@ -98,12 +99,29 @@ class _Mode:
         if schema is not None:
             boot = make_engine(url)
             with boot.begin() as conn:
-                conn.exec_driver_sql(f"CREATE SCHEMA IF NOT EXISTS {schema}")
+                exists = conn.exec_driver_sql(
+                    "SELECT 1 FROM pg_namespace WHERE nspname = %(s)s", {"s": schema}).first()
+                if exists is None:
+                    conn.exec_driver_sql(f"CREATE SCHEMA IF NOT EXISTS {schema}")
             boot.dispose()
         self.engine = make_engine(url, schema=schema)
         upgrade(self.engine)
         T.metadata.create_all(self.engine)
+        if self.engine.dialect.name == "postgresql":
+            self._grant_api_role()
         self.ledger = Ledger(self.engine)
+
+    def _grant_api_role(self) -> None:
+        """As the owner: let ``rcjudge_api`` (migration 0005) use the API's own tables."""
+        with self.engine.begin() as conn:
+            me = conn.exec_driver_sql("SELECT current_user").scalar_one()
+            if me == API_ROLE:
+                return
+            names = ", ".join(t.name for t in T.metadata.sorted_tables)
+            conn.exec_driver_sql(f"GRANT SELECT, INSERT, UPDATE, DELETE ON {names} "
+                                 f"TO {API_ROLE}")
+            conn.execute(sa.text(f"DO $$ BEGIN EXECUTE format('GRANT USAGE ON ALL SEQUENCES "
+                                 f"IN SCHEMA %I TO {API_ROLE}', current_schema()); END $$"))
 
     def write(self) -> Any:
         return self.engine.connect().execution_options(ledger_write=True)

@@ -197,7 +197,7 @@ def test_a_disagreeing_label_sends_calibration_disagreement(client, service, tes
         wait_for(lambda: client.get(path, headers=bearer(test_key)).json()["data"], 1)
     finally:
         rx.close()
-    (headers, body), = rx.got
+    ((_, body),) = rx.got
     event = json.loads(body)
     assert event["type"] == "calibration.disagreement"
     assert (event["data"]["judgment_id"], event["data"]["success_disagrees"]) == (

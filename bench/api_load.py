@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import statistics
 import tempfile
 import threading
@@ -54,7 +55,7 @@ def request_for(bundle: Path, judge: str) -> dict[str, Any]:
 def percentile(xs: list[float], q: float) -> float:
     """Nearest-rank percentile (``q`` in 0..100) of ``xs``."""
     s = sorted(xs)
-    return s[min(len(s) - 1, max(0, round(q / 100 * len(s) + 0.5) - 1))]
+    return s[min(len(s), max(1, math.ceil(q / 100 * len(s)))) - 1]
 
 
 def summary(name: str, lat: list[float], wall: float, errors: int) -> dict[str, Any]:

@@ -15,6 +15,8 @@ from typing import Any
 import sqlalchemy as sa
 
 from judge.api import tables as T
+from judge.api.coefficients import MIN_N, K
+from judge.api.coefficients import table as coefficient_table
 from judge.api.errors import ApiError
 from judge.api.protocol import (
     Attestation,
@@ -37,7 +39,6 @@ from judge.ledgers import schema as S
 from judge.ledgers.records import Label
 from judge.ledgers.store import _run_from_row
 
-MIN_N = 40  # a coefficients cell with fewer runs shows ``insufficient``, no number
 PAGE = 100
 
 
@@ -218,17 +219,16 @@ class CatalogMixin:
             fingerprint=recorded[0] if recorded else None)
 
     # --- coefficients -----------------------------------------------------------------
-    def coefficients(self, caller: Any, judge_version: str | None = None) -> dict[str, Any]:
-        """Every cell (policy × body × task family × tier × judge version) of the table."""
+    def coefficients(self, caller: Any, **filters: str | None) -> dict[str, Any]:
+        """The published cells covering ``filters`` (policy, body, task_family, tier,
+        judge_version); a too narrow query gets the coarser cell that contains it."""
         self.require(caller, "coefficients:read")
         c = T.coefficients
         stmt = sa.select(c.c.policy, c.c.body, c.c.task_family, c.c.tier, c.c.judge_version,
-                         c.c.success, c.c.failure_class)
-        if judge_version is not None:
-            stmt = stmt.where(c.c.judge_version == judge_version)
+                         c.c.success, c.c.failure_class, c.c.task_key)
         with self.modes[caller.mode].engine.connect() as conn:
             rows = conn.execute(stmt).all()
-        return {"min_n": MIN_N, "data": aggregate_cells(rows)}
+        return {"min_n": MIN_N, "k": K, "data": coefficient_table(rows, **filters)}
 
     # --- attestations -------------------------------------------------------------------
     def attestations(self, caller: Any) -> dict[str, Any]:
@@ -315,41 +315,8 @@ class CatalogMixin:
 
 
 def aggregate_cells(rows: list[Any], min_n: int = MIN_N) -> list[CoefficientCell]:
-    """Cells of the coefficients table from its anonymous rows.
-
-    A failure is exempt only when its class is in the taxonomy and marked not counting
-    against the policy; an empty class (NULL or "") and an unknown one count. ``n`` is
-    the runs that count (successes plus counted failures); under ``min_n`` the cell is
-    ``insufficient`` and shows no rate.
-    """
-    tax = load_taxonomy()
-    cells: dict[tuple, list[int]] = {}
-    for r in rows:
-        key = (r.policy, r.body, r.task_family, r.tier, r.judge_version)
-        acc = cells.setdefault(key, [0, 0, 0])  # successes, counted failures, exempt
-        if r.success:
-            acc[0] += 1
-        elif tax.counts_against_policy(r.failure_class):
-            acc[1] += 1
-        else:
-            acc[2] += 1
-    out = []
-    for key in sorted(cells):
-        ok, bad, exempt = cells[key]
-        n = ok + bad
-        enough = n >= min_n
-        out.append(CoefficientCell(
-            cell_id="cell_" + _cell_digest(key), policy=key[0], body=key[1],
-            task_family=key[2], tier=key[3], judge_version=key[4], n=n,
-            status="ok" if enough else "insufficient",
-            success_rate=round(ok / n, 6) if enough else None, exempt_failures=exempt))
-    return out
-
-
-def _cell_digest(key: tuple) -> str:
-    import hashlib
-
-    return hashlib.sha256("\x1f".join(key).encode()).hexdigest()[:12]
+    """Every published cell of ``rows`` (see :mod:`judge.api.coefficients`)."""
+    return coefficient_table(rows, min_n)
 
 
 def _label_out(s: Any) -> LabelResponse:

@@ -329,6 +329,10 @@ class CoefficientCell(_Out):
     task_family: str
     tier: str
     judge_version: str
+    task_families: list[str] = Field(description="Families the cell covers (several when "
+                                     "broadened).")
+    tasks: int = Field(ge=0, description="Distinct tasks in the cell (≥ 5 on tier B).")
+    broadened: bool = Field(description="A coarser cell than asked for (tier B, k = 5).")
     n: int = Field(ge=0, description="Runs in the cell (exempt failures excluded).")
     status: str = Field(description="``ok``, or ``insufficient`` when n < 40.")
     success_rate: float | None = Field(description="Null when insufficient.")
@@ -338,7 +342,8 @@ class CoefficientCell(_Out):
 class CoefficientsTable(_Out):
     """The public coefficients table."""
 
-    min_n: int
+    min_n: int = Field(description="Runs a cell needs to show a number (40).")
+    k: int = Field(description="Distinct tasks every tier-B cell covers at least (5).")
     data: list[CoefficientCell]
 
 

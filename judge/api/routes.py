@@ -352,9 +352,16 @@ def create_app(service: JudgeService) -> FastAPI:
 
     @app.get("/v1/coefficients", response_model=CoefficientsTable, tags=["coefficients"],
              responses={**_ERRORS, 422: _BODY_ERRORS[422]})
-    def coefficients(who: Auth, judge_version: Cursor = None) -> dict:
-        """The public coefficients table; a cell with n < 40 shows ``insufficient``."""
-        return service.coefficients(who, judge_version)
+    def coefficients(who: Auth, policy: Cursor = None, body: Cursor = None,
+                     task_family: Cursor = None, tier: Cursor = None,
+                     judge_version: Cursor = None) -> dict:
+        """The public coefficients table; a cell with n < 40 shows ``insufficient``.
+
+        Filters return every published cell covering the values; on tier B a too narrow
+        query is answered with the coarser cell that contains it (``broadened``).
+        """
+        return service.coefficients(who, policy=policy, body=body, task_family=task_family,
+                                    tier=tier, judge_version=judge_version)
 
     @app.get("/v1/attestations", response_model=AttestationList, tags=["attestations"],
              responses=_ERRORS)

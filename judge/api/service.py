@@ -110,6 +110,23 @@ class _Mode:
         if self.engine.dialect.name == "postgresql":
             self._grant_api_role()
         self.ledger = Ledger(self.engine)
+        self.task_secret = self._setting("task_key_secret", lambda: secrets.token_hex(32))
+
+    def _setting(self, name: str, make: Callable[[], str]) -> str:
+        s = T.settings
+        with self.write() as conn, conn.begin():
+            row = conn.execute(sa.select(s.c.value).where(s.c.name == name)).first()
+            if row is None:
+                conn.execute(sa.insert(s).values(name=name, value=make()))
+                row = conn.execute(sa.select(s.c.value).where(s.c.name == name)).first()
+            return row.value
+
+    def task_key(self, task_id: str) -> str:
+        """A task's key in ``coefficients``: HMAC-SHA256 under this database's secret."""
+        import hmac
+
+        return hmac.new(bytes.fromhex(self.task_secret), task_id.encode(),
+                        hashlib.sha256).hexdigest()[:32]
 
     def _grant_api_role(self) -> None:
         """As the owner: let ``rcjudge_api`` (migration 0005) use the API's own tables."""
@@ -406,7 +423,8 @@ class JudgeService(CatalogMixin, WebhookMixin):
                 task_family=task_family(a.task.id), tier=a.task.tier,
                 judge_version=row.judge_version, success=row.success,
                 failure_class=row.failure_class,
-                counts_against_policy=row.counts_against_policy, added_at=now))
+                counts_against_policy=row.counts_against_policy,
+                task_key=self.modes[caller.mode].task_key(a.task.id), added_at=now))
             cell_n = self._cell_size(conn, a, row.judge_version)
         if new and charge:
             conn.execute(sa.insert(T.usage).values(
@@ -423,17 +441,16 @@ class JudgeService(CatalogMixin, WebhookMixin):
     @staticmethod
     def _cell_size(conn: Connection, a: Any, judge_version: str) -> int:
         """Rows that count in the cell of attribution ``a`` (exempt failures excluded)."""
-        from judge.api.catalog import aggregate_cells
+        from judge.api.coefficients import table
 
         c = T.coefficients
         rows = conn.execute(sa.select(
             c.c.policy, c.c.body, c.c.task_family, c.c.tier, c.c.judge_version, c.c.success,
-            c.c.failure_class).where(
-            c.c.policy == f"{a.policy.vendor}/{a.policy.name}@{a.policy.version}",
-            c.c.body == f"{a.body.arm}+{a.body.hand}", c.c.task_family == task_family(a.task.id),
-            c.c.tier == a.task.tier, c.c.judge_version == judge_version)).all()
-        cells = aggregate_cells(rows)
-        return cells[0].n if cells else 0
+            c.c.failure_class, c.c.task_key).where(c.c.judge_version == judge_version)).all()
+        cells = table(rows, policy=f"{a.policy.vendor}/{a.policy.name}@{a.policy.version}",
+                      body=f"{a.body.arm}+{a.body.hand}", task_family=task_family(a.task.id),
+                      tier=a.task.tier, judge_version=judge_version)
+        return cells[0].n if len(cells) == 1 else 0
 
     @staticmethod
     def _response(conn: Connection, row: Any, charged: ChargedTo | None) -> JudgmentResponse:

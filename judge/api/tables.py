@@ -76,7 +76,14 @@ coefficients = sa.Table(
     sa.Column("success", sa.Boolean, nullable=False),
     sa.Column("failure_class", sa.Text, nullable=True),
     sa.Column("counts_against_policy", sa.Boolean, nullable=False),
+    sa.Column("task_key", sa.String(32), nullable=False),  # keyed hash: counts tasks, names none
     sa.Column("added_at", UTCDateTime, nullable=False),
+)
+
+settings = sa.Table(
+    "api_settings", metadata,  # e.g. the secret of the coefficients' task keys
+    sa.Column("name", sa.Text, primary_key=True),
+    sa.Column("value", sa.Text, nullable=False),
 )
 
 webhook_endpoints = sa.Table(

@@ -146,6 +146,7 @@ def test_taxonomy_and_judge_versions(client, live_key):
 class Row:
     def __init__(self, success, failure_class=None, policy="lab/p@1"):
         self.policy, self.body, self.task_family, self.tier = policy, "arm+hand", "t.f", "A"
+        self.task_key = f"t{id(self) % 7}"
         self.judge_version, self.success, self.failure_class = "v1", success, failure_class
 
 

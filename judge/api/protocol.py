@@ -5,9 +5,12 @@ Only shapes live here; the logic that serves them is callable without HTTP.
 
 from __future__ import annotations
 
+from enum import StrEnum
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from judge.api.auth import RIGHTS
 
 _NonEmpty = Field(min_length=1)
 
@@ -79,6 +82,43 @@ class JudgmentRequest(Attribution):
 
 
 # --- answers ---------------------------------------------------------------------------
+class JobStatus(StrEnum):
+    """Where an asynchronous job is."""
+
+    queued = "queued"
+    running = "running"
+    succeeded = "succeeded"
+    failed = "failed"
+
+
+class CellStatus(StrEnum):
+    """``ok``: the cell shows a number; ``insufficient``: n < 40, no number."""
+
+    ok = "ok"
+    insufficient = "insufficient"
+
+
+class KeyMode(StrEnum):
+    """``live`` keys read and write live data; ``test`` keys only the test database."""
+
+    live = "live"
+    test = "test"
+
+
+#: The rights a key can be granted (judge.api.auth.RIGHTS), one enum member each.
+Right = StrEnum("Right", {name.replace(":", "_"): name for name in RIGHTS})
+Right.__doc__ = "A right a key can be granted (docs/api.md, 'Keys and rights')."
+
+
+class EventType(StrEnum):
+    """The four webhook event types."""
+
+    judgment_completed = "judgment.completed"
+    rejudge_completed = "rejudge.completed"
+    coefficients_published = "coefficients.published"
+    calibration_disagreement = "calibration.disagreement"
+
+
 class _Out(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -136,7 +176,7 @@ class Job(_Out):
     """An asynchronous judging job (``Prefer: respond-async``)."""
 
     job_id: str
-    status: str = Field(description="queued | running | succeeded | failed")
+    status: JobStatus
     created_at: str
     finished_at: str | None
     result: JobResult | None
@@ -157,8 +197,8 @@ class KeyInfo(_Out):
 
     key_id: str
     name: str
-    mode: str = Field(description="live | test")
-    rights_granted: list[str]
+    mode: KeyMode
+    rights_granted: list[Right]
     created_at: str
 
 
@@ -310,7 +350,7 @@ class RejudgeJob(_Out):
     """A re-judge job: new judgment rows under the new version, nothing overwritten."""
 
     job_id: str
-    status: str = Field(description="queued | running | succeeded | failed")
+    status: JobStatus
     judge: str
     runs: int = Field(ge=0)
     judged: int = Field(ge=0)
@@ -334,7 +374,7 @@ class CoefficientCell(_Out):
     tasks: int = Field(ge=0, description="Distinct tasks in the cell (≥ 5 on tier B).")
     broadened: bool = Field(description="A coarser cell than asked for (tier B, k = 5).")
     n: int = Field(ge=0, description="Runs in the cell (exempt failures excluded).")
-    status: str = Field(description="``ok``, or ``insufficient`` when n < 40.")
+    status: CellStatus
     success_rate: float | None = Field(description="Null when insufficient.")
     exempt_failures: int = Field(ge=0)
 
@@ -368,7 +408,7 @@ class WebhookEndpointRequest(_Out):
 
     url: str = Field(min_length=1, max_length=2048, description="https://… (http on loopback "
                      "only for test keys).")
-    events: list[str] = Field(min_length=1, max_length=4, description="Event types.")
+    events: list[EventType] = Field(min_length=1, max_length=4, description="Event types.")
 
 
 class WebhookEndpoint(_Out):
@@ -376,7 +416,7 @@ class WebhookEndpoint(_Out):
 
     endpoint_id: str
     url: str
-    events: list[str]
+    events: list[EventType]
     enabled: bool
     disabled_reason: str | None
     created_at: str
@@ -397,7 +437,7 @@ class WebhookDelivery(_Out):
 
     delivery_id: int
     message_id: str
-    event_type: str
+    event_type: EventType
     attempt: int
     status: int | None = Field(description="The receiver's HTTP status; null: no answer.")
     error: str | None
@@ -412,7 +452,7 @@ class WebhookTestResult(_Out):
     """What ``POST /v1/webhook-endpoints/{id}/test`` sent."""
 
     message_id: str
-    event_type: str
+    event_type: EventType
 
 
 # --- webhook events (the schema's ``webhooks``) -------------------------------------------
@@ -431,30 +471,34 @@ class CoefficientsPublishedData(_Out):
 class JudgmentCompletedEvent(_Out):
     """``judgment.completed``: a charged judgment was written."""
 
-    type: str = Field(description="judgment.completed")
+    type: EventType = Field(description="Always ``judgment.completed``.")
     timestamp: str
+    test: bool = Field(False, description="True on a sample sent by ``…/test``.")
     data: JudgmentResponse
 
 
 class RejudgeCompletedEvent(_Out):
     """``rejudge.completed``: a re-judge job finished."""
 
-    type: str = Field(description="rejudge.completed")
+    type: EventType = Field(description="Always ``rejudge.completed``.")
     timestamp: str
+    test: bool = Field(False, description="True on a sample sent by ``…/test``.")
     data: RejudgeCompletedData
 
 
 class CoefficientsPublishedEvent(_Out):
     """``coefficients.published``: a cell reached n = 40 and shows a number."""
 
-    type: str = Field(description="coefficients.published")
+    type: EventType = Field(description="Always ``coefficients.published``.")
     timestamp: str
+    test: bool = Field(False, description="True on a sample sent by ``…/test``.")
     data: CoefficientsPublishedData
 
 
 class CalibrationDisagreementEvent(_Out):
     """``calibration.disagreement``: an operator label disagrees with a judgment."""
 
-    type: str = Field(description="calibration.disagreement")
+    type: EventType = Field(description="Always ``calibration.disagreement``.")
     timestamp: str
+    test: bool = Field(False, description="True on a sample sent by ``…/test``.")
     data: CalibrationRow

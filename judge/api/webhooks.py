@@ -39,6 +39,22 @@ from judge.api.protocol import (
 EVENT_TYPES = ("judgment.completed", "rejudge.completed", "coefficients.published",
                "calibration.disagreement")
 MAX_ATTEMPTS = 5
+#: What ``POST /v1/webhook-endpoints/{id}/test`` sends (with ``"test": true``), per type.
+SAMPLES: dict[str, dict[str, Any]] = {
+    "judgment.completed": {
+        "judgment_id": "jd_0", "run_id": "sample-run", "attempt": True, "success": False,
+        "failure_class": "grasp.slip", "counts_against_policy": True,
+        "attempt_confidence": 0.91, "success_confidence": 0.86, "charged_to": None,
+        "judge_version": "rc-judge-v1", "table_row_id": None},
+    "rejudge.completed": {"job_id": "rj_sample", "judge": "rc-judge-v2", "judged": 0,
+                          "failed": 0},
+    "coefficients.published": {"judge_version": "rc-judge-v1", "cells_now_published": 0},
+    "calibration.disagreement": {
+        "judgment_id": "jd_0", "run_id": "sample-run", "judge_version": "rc-judge-v1",
+        "attempt": True, "success": False, "failure_class": "grasp.slip",
+        "label_attempt": True, "label_success": True, "label_failure_class": None,
+        "attempt_disagrees": False, "success_disagrees": True, "class_disagrees": False},
+}
 METADATA_HOSTS = {"metadata.google.internal", "metadata", "instance-data",
                   "metadata.azure.internal"}
 
@@ -122,10 +138,6 @@ class WebhookMixin:
 
     def create_endpoint(self, caller: Any, req: WebhookEndpointRequest) -> WebhookEndpoint:
         self.require(caller, "webhooks:write")
-        unknown = sorted(set(req.events) - set(EVENT_TYPES))
-        if unknown:
-            raise ApiError(422, f"events: unknown event type(s) {', '.join(unknown)}; known: "
-                           f"{', '.join(EVENT_TYPES)}")
         self._check_target(caller, req.url)
         from judge.ledgers.store import _now
 
@@ -133,7 +145,7 @@ class WebhookMixin:
         with self.modes[caller.mode].write() as conn, conn.begin():
             conn.execute(sa.insert(T.webhook_endpoints).values(
                 endpoint_id=eid, key_id=caller.key_id, url=req.url,
-                events=sorted(set(req.events)), secret=new_secret(), enabled=True,
+                events=sorted({e.value for e in req.events}), secret=new_secret(), enabled=True,
                 disabled_reason=None, created_at=_now()))
         return _endpoint_out(self._endpoint(caller, eid), with_secret=True)
 
@@ -190,7 +202,7 @@ class WebhookMixin:
         self.require(caller, "webhooks:write")
         row = self._endpoint(caller, endpoint_id)
         event = row.events[0]
-        msg_id = self._queue(caller, row, event, {"test": True})
+        msg_id = self._queue(caller, row, event, SAMPLES[event], test=True)
         return {"message_id": msg_id, "event_type": event}
 
     def emit(self, caller: Any, event: str, data: dict[str, Any]) -> None:
@@ -203,12 +215,13 @@ class WebhookMixin:
             if event in row.events:
                 self._queue(caller, row, event, data)
 
-    def _queue(self, caller: Any, row: Any, event: str, data: dict[str, Any]) -> str:
+    def _queue(self, caller: Any, row: Any, event: str, data: dict[str, Any],
+               test: bool = False) -> str:
         from judge.ledgers.store import _now
 
         msg_id = "msg_" + secrets.token_hex(12)
-        body = json.dumps({"type": event, "timestamp": _now().isoformat(), "data": data},
-                          sort_keys=True, separators=(",", ":")).encode()
+        body = json.dumps({"type": event, "timestamp": _now().isoformat(), "test": test,
+                           "data": data}, sort_keys=True, separators=(",", ":")).encode()
         self.pool.submit(self.deliver, caller, row.endpoint_id, msg_id, event, body)
         return msg_id
 

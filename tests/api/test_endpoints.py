@@ -28,7 +28,7 @@ def test_schema_counts(spec):
     assert spec["openapi"] == "3.1.0"
     assert sorted(spec["webhooks"]) == ["calibration.disagreement", "coefficients.published",
                                         "judgment.completed", "rejudge.completed"]
-    assert len(spec["components"]["schemas"]) == 47
+    assert len(spec["components"]["schemas"]) == 52
     assert [m for m, p in ops if p.startswith("/v1/attestations")] == ["GET", "GET"]
 
 

@@ -10,6 +10,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
+from judge.api.protocol import JudgmentCompletedEvent, RejudgeCompletedEvent
 from judge.api.webhooks import MAX_ATTEMPTS, backoff, refused_target, sign, verify
 from tests.api.conftest import bearer, request_for
 
@@ -99,8 +100,10 @@ def test_live_keys_cannot_target_loopback(client, live_key):
                                   "private/loopback/metadata address")
     r = client.post("/v1/webhook-endpoints", headers=bearer(live_key),
                     json={"url": "https://example.com/x", "events": ["judgment.done"]})
-    assert r.status_code == 422 and r.json()["detail"].startswith(
-        "events: unknown event type(s) judgment.done; known: judgment.completed, ")
+    assert r.status_code == 422
+    assert r.json()["detail"] == ("events.0: Input should be 'judgment.completed', "
+                                  "'rejudge.completed', 'coefficients.published' or "
+                                  "'calibration.disagreement'")
 
 
 def test_judgment_completed_is_signed_retried_and_recorded(client, service, test_key,
@@ -130,7 +133,8 @@ def test_judgment_completed_is_signed_retried_and_recorded(client, service, test
     assert verify(ep["secret"], headers, body)
     assert headers["webhook-id"] == got[0]["message_id"]
     event = json.loads(body)
-    assert (event["type"], event["data"]) == ("judgment.completed", j)
+    assert (event["type"], event["test"], event["data"]) == ("judgment.completed", False, j)
+    JudgmentCompletedEvent.model_validate(event)
     assert doc["task"]["id"] not in body.decode()
     listed = client.get("/v1/webhook-endpoints", headers=bearer(test_key)).json()["data"]
     assert [e["endpoint_id"] for e in listed] == [ep["endpoint_id"]]
@@ -158,6 +162,9 @@ def test_410_disables_and_rotation_changes_the_signature(client, service, test_k
     assert [(d["attempt"], d["status"]) for d in got] == [(1, 410)]
     headers, body = rx.got[0]
     assert verify(rotated["secret"], headers, body) and not verify(ep["secret"], headers, body)
+    sample = json.loads(body)
+    assert (sample["type"], sample["test"]) == ("rejudge.completed", True)
+    RejudgeCompletedEvent.model_validate(sample)  # the shape the schema's webhooks declare
     (listed,) = client.get("/v1/webhook-endpoints", headers=bearer(test_key)).json()["data"]
     assert listed["enabled"] is False
     assert listed["disabled_reason"] == f"410 Gone on message {got[0]['message_id']}"

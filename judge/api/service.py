@@ -381,13 +381,14 @@ class JudgeService(CatalogMixin, WebhookMixin):
     def _judge_and_write(self, caller: Caller, uri: str, doc: dict[str, Any],
                          judge_name: str, charge: bool) -> JudgmentResponse:
         judge = self.judge_for(judge_name)
+        task = doc.get("task") or {}
         try:
             admitted = admit(uri, doc)
             with self._locks[judge_name]:  # one set of loaded models: one call at a time
                 prepared = prepare_admitted(admitted, judge.version)
                 judgment = judge.judge_prepared(prepared)
         except RcjudgeError as exc:
-            raise ApiError(422, str(exc).splitlines()[0]) from None
+            raise ApiError(422, public_detail(exc, task)) from None
         run = Run(run_id=prepared.run_id, bundle_uri=prepared.uri,
                   bundle_hash=prepared.bundle_hash, attribution=prepared.attribution,
                   duration_s=prepared.duration_s, cycle_sec=prepared.cycle_sec)
@@ -398,7 +399,7 @@ class JudgeService(CatalogMixin, WebhookMixin):
         except ApiError:
             raise
         except RcjudgeError as exc:
-            raise ApiError(422, str(exc).splitlines()[0]) from None
+            raise ApiError(422, public_detail(exc, task)) from None
         if cell_n == MIN_N:
             self.emit(caller, "coefficients.published", {"judge_version": judge_name,
                                                          "cells_now_published": 1})
@@ -478,6 +479,16 @@ class JudgeService(CatalogMixin, WebhookMixin):
         return {"key_id": caller.key_id, "calls": int(calls), "amount_cents": int(cents),
                 "amount_usd": cents_to_usd(int(cents)),
                 "price_per_call_usd": cents_to_usd(PRICE_CENTS)}
+
+
+def public_detail(exc: Exception, task: dict[str, Any]) -> str:
+    """An error's first line as a caller may see it: no server paths, no tier-B task id."""
+    from judge.config import configs_dir
+
+    detail = str(exc).splitlines()[0].replace(str(configs_dir()), "configs")
+    if task.get("tier") == "B" and task.get("id"):
+        detail = detail.replace(str(task["id"]), "<tier-B task>")
+    return detail
 
 
 def cents_to_usd(cents: int) -> str:

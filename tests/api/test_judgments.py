@@ -148,3 +148,18 @@ def test_respond_async_gives_202_and_a_job(client, service, live_key, api_bundle
                   Prefer="respond-async")
     assert (replay.status_code, replay.content) == (202, r.content)
     assert client.get("/v1/usage", headers=bearer(live_key)).json()["calls"] == 1
+
+
+def test_errors_name_no_tier_b_task_and_no_server_path(client, live_key, api_bundles):
+    from judge.config import configs_dir
+
+    doc = request_for(api_bundles[0])
+    doc["task"] = {"id": "tabletop.pick_place.secret_999", "tier": "B"}
+    r = post(client, live_key, doc, "tb-1")
+    assert r.status_code == 422
+    assert r.json()["detail"] == ("task '<tier-B task>' is not in the task catalog "
+                                  "(configs/tasks.yaml); add its instruction there")
+    assert "secret_999" not in r.text and str(configs_dir()) not in r.text
+    doc["task"]["tier"] = "A"  # a tier-A task id is the caller's own and public: named
+    r = post(client, live_key, doc, "ta-1")
+    assert "tabletop.pick_place.secret_999" in r.json()["detail"]

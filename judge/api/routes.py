@@ -196,6 +196,16 @@ def caller(request: Request,
 
 
 Auth = Annotated[Caller, Depends(caller)]
+
+
+def need(right: str) -> list[Any]:
+    """A route's right, checked before its body or parameters are validated (403)."""
+
+    def check(request: Request, who: Caller = Depends(caller)) -> None:  # noqa: B008
+        request.app.state.service.require(who, right)
+
+    return [Depends(check)]
+
 Id = Annotated[str, Path(min_length=1, max_length=200)]
 Cursor = Annotated[str | None, Query(max_length=200)]
 Limit = Annotated[int, Query(ge=1, le=100)]
@@ -240,7 +250,8 @@ def create_app(service: JudgeService) -> FastAPI:
     async def _crash(request: Request, exc: Exception) -> Response:
         return problem_response(500, f"internal error ({type(exc).__name__})", request.url.path)
 
-    @app.post("/v1/judgments", response_model=JudgmentResponse, tags=["judgments"],
+    @app.post("/v1/judgments", dependencies=need("judgments:write"),
+              response_model=JudgmentResponse, tags=["judgments"],
               status_code=200,
               responses={**_ERRORS, **_BODY_ERRORS,
                          202: {"model": Job, "description": "Accepted (Prefer: respond-async)"},
@@ -254,13 +265,15 @@ def create_app(service: JudgeService) -> FastAPI:
         wants_async = prefer is not None and "respond-async" in prefer.lower()
         return _reply(service.submit(who, doc, idempotency_key, wants_async))
 
-    @app.get("/v1/jobs/{job_id}", response_model=Job, tags=["judgments"],
+    @app.get("/v1/jobs/{job_id}", dependencies=need("judgments:read"),
+             response_model=Job, tags=["judgments"],
              responses={**_ERRORS, 404: {"model": Problem, "description": "No such job"}})
     def get_job(job_id: str, who: Auth) -> Job:
         """An asynchronous judging job and, once finished, its judgment or problem."""
         return service.job(who, job_id)
 
-    @app.get("/v1/usage", response_model=Usage, tags=["metering"], responses=_ERRORS)
+    @app.get("/v1/usage", dependencies=need("usage:read"),
+             response_model=Usage, tags=["metering"], responses=_ERRORS)
     def get_usage(who: Auth) -> dict:
         """The calling key's judged calls and their exact sum."""
         return service.usage(who)
@@ -274,30 +287,35 @@ def create_app(service: JudgeService) -> FastAPI:
     _404 = {**_ERRORS, 404: {"model": Problem, "description": "Not found for this key"}}
     _W404 = {**_404, **_BODY_ERRORS}
 
-    @app.get("/v1/judgments", response_model=JudgmentList, tags=["judgments"],
+    @app.get("/v1/judgments", dependencies=need("judgments:read"),
+             response_model=JudgmentList, tags=["judgments"],
              responses={**_ERRORS, 404: _404[404], 422: _BODY_ERRORS[422]})
     def list_judgments(who: Auth, cursor: Cursor = None, limit: Limit = 50) -> dict:
         """The key's judgments, newest first."""
         return service.list_judgments(who, cursor, limit)
 
-    @app.get("/v1/judgments/{judgment_id}", response_model=JudgmentResponse,
+    @app.get("/v1/judgments/{judgment_id}", dependencies=need("judgments:read"),
+             response_model=JudgmentResponse,
              tags=["judgments"], responses=_404)
     def get_judgment(judgment_id: Id, who: Auth) -> JudgmentResponse:
         """One judgment of the key's."""
         return service.get_judgment(who, judgment_id)
 
-    @app.get("/v1/runs", response_model=RunList, tags=["runs"],
+    @app.get("/v1/runs", dependencies=need("runs:read"),
+             response_model=RunList, tags=["runs"],
              responses={**_ERRORS, 422: _BODY_ERRORS[422]})
     def list_runs(who: Auth, cursor: Cursor = None, limit: Limit = 50) -> dict:
         """The key's runs (what happened; a tier-B task id is never shown)."""
         return service.list_runs(who, cursor, limit)
 
-    @app.get("/v1/runs/{run_id}", response_model=RunResponse, tags=["runs"], responses=_404)
+    @app.get("/v1/runs/{run_id}", dependencies=need("runs:read"),
+             response_model=RunResponse, tags=["runs"], responses=_404)
     def get_run(run_id: Id, who: Auth) -> RunResponse:
         """One run of the key's."""
         return service.get_run(who, run_id)
 
-    @app.post("/v1/runs/{run_id}/labels", response_model=LabelResponse, status_code=201,
+    @app.post("/v1/runs/{run_id}/labels", dependencies=need("labels:write"),
+              response_model=LabelResponse, status_code=201,
               tags=["labels"], responses={**_W404, 200: {"model": LabelResponse,
                                                          "description": "Already recorded"}})
     def post_label(run_id: Id, body: LabelRequest, who: Auth) -> Response:
@@ -306,37 +324,43 @@ def create_app(service: JudgeService) -> FastAPI:
         return Response(label.model_dump_json(), status_code=201 if new else 200,
                         media_type="application/json")
 
-    @app.get("/v1/runs/{run_id}/labels", response_model=LabelList, tags=["labels"],
+    @app.get("/v1/runs/{run_id}/labels", dependencies=need("labels:read"),
+             response_model=LabelList, tags=["labels"],
              responses=_404)
     def list_labels(run_id: Id, who: Auth) -> dict:
         """Every label of a run, oldest first."""
         return service.list_labels(who, run_id)
 
-    @app.get("/v1/calibration-set", response_model=CalibrationSet, tags=["labels"],
+    @app.get("/v1/calibration-set", dependencies=need("labels:read"),
+             response_model=CalibrationSet, tags=["labels"],
              responses={**_ERRORS, 422: _BODY_ERRORS[422]})
     def calibration_set(who: Auth, judge_version: Cursor = None) -> dict:
         """The key's judgments that disagree with their run's current label."""
         return service.calibration_set(who, judge_version)
 
-    @app.get("/v1/taxonomy", response_model=TaxonomyResponse, tags=["taxonomy"],
+    @app.get("/v1/taxonomy", dependencies=need("taxonomy:read"),
+             response_model=TaxonomyResponse, tags=["taxonomy"],
              responses=_ERRORS)
     def taxonomy(who: Auth) -> TaxonomyResponse:
         """The failure taxonomy and which classes count against the policy."""
         return service.taxonomy(who)
 
-    @app.get("/v1/judge-versions", response_model=JudgeVersionList, tags=["taxonomy"],
+    @app.get("/v1/judge-versions", dependencies=need("taxonomy:read"),
+             response_model=JudgeVersionList, tags=["taxonomy"],
              responses=_ERRORS)
     def judge_versions(who: Auth) -> dict:
         """Every judge version this server knows."""
         return {"data": service.judge_versions(who)}
 
-    @app.get("/v1/judge-versions/{name}", response_model=JudgeVersionResponse,
+    @app.get("/v1/judge-versions/{name}", dependencies=need("taxonomy:read"),
+             response_model=JudgeVersionResponse,
              tags=["taxonomy"], responses=_404)
     def judge_version(name: Id, who: Auth) -> JudgeVersionResponse:
         """One judge version: its models and recorded fingerprint."""
         return service.judge_version(who, name)
 
-    @app.post("/v1/rejudge-jobs", response_model=RejudgeJob, status_code=202,
+    @app.post("/v1/rejudge-jobs", dependencies=need("rejudge:write"),
+              response_model=RejudgeJob, status_code=202,
               tags=["rejudge"], responses={**_ERRORS, **_BODY_ERRORS})
     def start_rejudge(body: RejudgeRequest, who: Auth) -> Response:
         """Re-judge the key's runs with another judge version (new rows, none overwritten)."""
@@ -344,13 +368,15 @@ def create_app(service: JudgeService) -> FastAPI:
         return Response(job.model_dump_json(), status_code=202, media_type="application/json",
                         headers={"Location": f"/v1/rejudge-jobs/{job.job_id}"})
 
-    @app.get("/v1/rejudge-jobs/{job_id}", response_model=RejudgeJob, tags=["rejudge"],
+    @app.get("/v1/rejudge-jobs/{job_id}", dependencies=need("rejudge:read"),
+             response_model=RejudgeJob, tags=["rejudge"],
              responses=_404)
     def get_rejudge(job_id: Id, who: Auth) -> RejudgeJob:
         """A re-judge job's progress."""
         return service.rejudge_job(who, job_id)
 
-    @app.get("/v1/coefficients", response_model=CoefficientsTable, tags=["coefficients"],
+    @app.get("/v1/coefficients", dependencies=need("coefficients:read"),
+             response_model=CoefficientsTable, tags=["coefficients"],
              responses={**_ERRORS, 422: _BODY_ERRORS[422]})
     def coefficients(who: Auth, policy: Cursor = None, body: Cursor = None,
                      task_family: Cursor = None, tier: Cursor = None,
@@ -363,32 +389,37 @@ def create_app(service: JudgeService) -> FastAPI:
         return service.coefficients(who, policy=policy, body=body, task_family=task_family,
                                     tier=tier, judge_version=judge_version)
 
-    @app.get("/v1/attestations", response_model=AttestationList, tags=["attestations"],
+    @app.get("/v1/attestations", dependencies=need("attestations:read"),
+             response_model=AttestationList, tags=["attestations"],
              responses=_ERRORS)
     def attestations(who: Auth) -> dict:
         """Attestations (read only: issued offline by ``rcjudge attestations import``)."""
         return service.attestations(who)
 
-    @app.get("/v1/attestations/{attestation_id}", response_model=Attestation,
+    @app.get("/v1/attestations/{attestation_id}", dependencies=need("attestations:read"),
+             response_model=Attestation,
              tags=["attestations"], responses=_404)
     def attestation(attestation_id: Id, who: Auth) -> Attestation:
         """One attestation."""
         return service.attestation(who, attestation_id)
 
-    @app.post("/v1/webhook-endpoints", response_model=WebhookEndpointWithSecret,
+    @app.post("/v1/webhook-endpoints", dependencies=need("webhooks:write"),
+              response_model=WebhookEndpointWithSecret,
               status_code=201, tags=["webhooks"], responses={**_ERRORS, **_BODY_ERRORS})
     def create_endpoint(body: WebhookEndpointRequest, who: Auth) -> Response:
         """Subscribe a URL to event types; the signing secret is shown in this answer only."""
         ep = service.create_endpoint(who, body)
         return Response(ep.model_dump_json(), status_code=201, media_type="application/json")
 
-    @app.get("/v1/webhook-endpoints", response_model=WebhookEndpointList, tags=["webhooks"],
+    @app.get("/v1/webhook-endpoints", dependencies=need("webhooks:read"),
+             response_model=WebhookEndpointList, tags=["webhooks"],
              responses=_ERRORS)
     def list_endpoints(who: Auth) -> dict:
         """The key's webhook endpoints."""
         return service.list_endpoints(who)
 
-    @app.delete("/v1/webhook-endpoints/{endpoint_id}", status_code=204, tags=["webhooks"],
+    @app.delete("/v1/webhook-endpoints/{endpoint_id}", dependencies=need("webhooks:write"),
+                status_code=204, tags=["webhooks"],
                 responses=_404, response_class=Response)
     def delete_endpoint(endpoint_id: Id, who: Auth) -> Response:
         """Delete a webhook endpoint."""
@@ -396,18 +427,20 @@ def create_app(service: JudgeService) -> FastAPI:
         return Response(status_code=204)
 
     @app.post("/v1/webhook-endpoints/{endpoint_id}/rotate-secret",
-              response_model=WebhookEndpointWithSecret, tags=["webhooks"], responses=_404)
+              dependencies=need("webhooks:write"), response_model=WebhookEndpointWithSecret,
+              tags=["webhooks"], responses=_404)
     def rotate_secret(endpoint_id: Id, who: Auth) -> WebhookEndpointWithSecret:
         """A new signing secret (the old one stops signing at once)."""
         return service.rotate_secret(who, endpoint_id)
 
-    @app.get("/v1/webhook-endpoints/{endpoint_id}/deliveries",
+    @app.get("/v1/webhook-endpoints/{endpoint_id}/deliveries", dependencies=need("webhooks:read"),
              response_model=WebhookDeliveryList, tags=["webhooks"], responses=_404)
     def deliveries(endpoint_id: Id, who: Auth) -> dict:
         """Every delivery attempt to an endpoint, oldest first."""
         return service.deliveries(who, endpoint_id)
 
-    @app.post("/v1/webhook-endpoints/{endpoint_id}/test", response_model=WebhookTestResult,
+    @app.post("/v1/webhook-endpoints/{endpoint_id}/test", dependencies=need("webhooks:write"),
+              response_model=WebhookTestResult,
               status_code=202, tags=["webhooks"], responses=_404)
     def send_test(endpoint_id: Id, who: Auth) -> Response:
         """Send a sample event of the endpoint's first event type."""

@@ -92,3 +92,20 @@ def test_test_keys_never_touch_live_data(client, service, live_key, test_key, ap
     assert client.get("/v1/usage", headers=bearer(test_key)).json()["calls"] == 1
     jid = r.json()["judgment_id"]
     assert client.get(f"/v1/judgments/{jid}", headers=bearer(live_key)).status_code == 404
+
+
+def test_every_operation_checks_its_right_before_reading_the_request(client, service):
+    """A key with no right at all gets 403 on all 24 operations (400/422 never come first)."""
+    key = service.create_key("nobody", "live", [])[0]
+    spec = client.get("/openapi.json").json()
+    seen = []
+    for path, ops in spec["paths"].items():
+        for method in ops:
+            url = path.replace("{", "").replace("}", "")  # e.g. /v1/runs/run_id
+            r = client.request(method.upper(), url, headers=bearer(key),
+                               json={"not": "valid"} if method in ("post",) else None)
+            seen.append((method.upper(), path, r.status_code))
+    allowed = [s for s in seen if s[1] == "/v1/keys/me"]
+    assert allowed == [("GET", "/v1/keys/me", 200)]
+    assert [s for s in seen if s[1] != "/v1/keys/me" and s[2] != 403] == []
+    assert len(seen) == 25

@@ -60,7 +60,7 @@ def canonical(doc: Any) -> bytes:
                       allow_nan=False).encode("utf-8")
 
 
-def test_url(url: str) -> tuple[str, str | None]:
+def test_url(url: str, schema: str = TEST_SCHEMA) -> tuple[str, str | None]:
     """The test-mode database beside ``url``: (URL, PostgreSQL schema or None)."""
     parsed = sa.make_url(resolve_url(url))
     if parsed.get_backend_name() == "sqlite":
@@ -69,7 +69,7 @@ def test_url(url: str) -> tuple[str, str | None]:
             raise ApiError(500, "the API needs a file or server database, not :memory:")
         stem, dot, ext = db.rpartition(".")
         return str(parsed.set(database=f"{stem}-test.{ext}" if dot else f"{db}-test")), None
-    return resolve_url(url), TEST_SCHEMA
+    return resolve_url(url), schema
 
 
 @dataclass(frozen=True)
@@ -151,14 +151,16 @@ class JudgeService(CatalogMixin, WebhookMixin):
         url: the live database (SQLite or PostgreSQL URL; the ledger default when None).
         judges: judge version name -> a loaded :class:`Judge` (default: load by name, once).
         workers: threads for asynchronous jobs and webhook deliveries.
+        test_schema: on PostgreSQL, the schema of the test-mode database.
     """
 
     def __init__(self, url: str | None = None, *,
-                 judges: Callable[[str], Judge] | None = None, workers: int = 2) -> None:
+                 judges: Callable[[str], Judge] | None = None, workers: int = 2,
+                 test_schema: str = TEST_SCHEMA) -> None:
         from judge.ledgers.store import default_url
 
         url = url or default_url()
-        self.modes = {"live": _Mode(url, None), "test": _Mode(*test_url(url))}
+        self.modes = {"live": _Mode(url, None), "test": _Mode(*test_url(url, test_schema))}
         self._judges: dict[str, Judge] = {}
         self._load_judge = judges or Judge
         self._judge_lock = threading.Lock()
@@ -287,11 +289,13 @@ class JudgeService(CatalogMixin, WebhookMixin):
                 conn.execute(sa.delete(t).where(where))
                 row = None
             if row is None:
-                conn.execute(sa.insert(t).values(
+                taken = conn.execute(insert_ignore(conn, t, ["key_id", "idempotency_key"]).values(
                     key_id=key_id, idempotency_key=idem, request_sha256=digest,
                     state="in_flight", status=None, headers=None, body=None, created_at=now,
-                    expires_at=now + IDEMPOTENCY_TTL))
-                return None
+                    expires_at=now + IDEMPOTENCY_TTL).returning(t.c.key_id)).first()
+                if taken is not None:
+                    return None
+                row = conn.execute(sa.select(t).where(where)).first()  # a concurrent first
         if row.request_sha256 != digest:
             raise ApiError(422, f"Idempotency-Key {idem!r} was used with another request "
                            "body; use a new key for a new request")
@@ -433,10 +437,8 @@ class JudgeService(CatalogMixin, WebhookMixin):
                 rights_granted=list(caller.rights), recorded_at=now))
             charged = ChargedTo(rcsn=None, cell_id=None, key_id=caller.key_id)
         o = T.owned
-        if conn.execute(sa.select(o.c.key_id).where(
-                o.c.key_id == caller.key_id, o.c.judgment_id == row.judgment_id)).first() is None:
-            conn.execute(sa.insert(o).values(key_id=caller.key_id,
-                                             judgment_id=row.judgment_id, first_at=now))
+        conn.execute(insert_ignore(conn, o, ["key_id", "judgment_id"]).values(
+            key_id=caller.key_id, judgment_id=row.judgment_id, first_at=now))
         return self._response(conn, row, charged), cell_n
 
     @staticmethod
@@ -479,6 +481,14 @@ class JudgeService(CatalogMixin, WebhookMixin):
         return {"key_id": caller.key_id, "calls": int(calls), "amount_cents": int(cents),
                 "amount_usd": cents_to_usd(int(cents)),
                 "price_per_call_usd": cents_to_usd(PRICE_CENTS)}
+
+
+def insert_ignore(conn: Connection, table: sa.Table, key: list[str]) -> Any:
+    """``INSERT … ON CONFLICT (key) DO NOTHING`` in the connection's dialect."""
+    from sqlalchemy.dialects import postgresql, sqlite
+
+    insert = postgresql.insert if conn.dialect.name == "postgresql" else sqlite.insert
+    return insert(table).on_conflict_do_nothing(index_elements=key)
 
 
 def public_detail(exc: Exception, task: dict[str, Any]) -> str:

@@ -84,3 +84,25 @@ def request_for(bundle: str, judge: str = "fake-v1") -> dict:
         if attribution.get(k) is not None:
             doc[k] = attribution[k]
     return doc
+
+
+@pytest.fixture
+def pg_db():
+    """A fresh PostgreSQL schema for the live and one for the test database: (URL, test schema)."""
+    import os
+    import secrets
+
+    from judge.ledgers.store import make_engine
+
+    base = os.environ.get("RCJUDGE_PG_URL", "postgresql://127.0.0.1:5432/test")
+    live, test = f"rcj_api_{secrets.token_hex(4)}", f"rcj_apit_{secrets.token_hex(4)}"
+    owner = make_engine(base)
+    with owner.begin() as conn:
+        conn.exec_driver_sql(f"CREATE SCHEMA {live}")
+    try:
+        yield f"{base}?options=-csearch_path%3D{live}", test
+    finally:
+        with owner.begin() as conn:
+            conn.exec_driver_sql(f"DROP SCHEMA IF EXISTS {live} CASCADE")
+            conn.exec_driver_sql(f"DROP SCHEMA IF EXISTS {test} CASCADE")
+        owner.dispose()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 
 import httpx
+import pytest
 
 from judge.api.routes import create_app
 from judge.api.server import running
@@ -12,10 +13,18 @@ from judge.api.service import JudgeService
 from tests.api.conftest import bearer, fake_judge, request_for
 
 
-def test_twenty_concurrent_identical_posts(tmp_path, api_bundles):
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def db(request, tmp_path):
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'c.db'}", "rcjudge_test"
+    return request.getfixturevalue("pg_db")
+
+
+def test_twenty_concurrent_identical_posts(db, api_bundles):
     # each model call sleeps 50 ms, so the first request is in flight while the others land
-    service = JudgeService(f"sqlite:///{tmp_path / 'c.db'}",
-                           judges=lambda name: fake_judge(name, delay_s=0.05))
+    url, test_schema = db
+    service = JudgeService(url, judges=lambda name: fake_judge(name, delay_s=0.05),
+                           test_schema=test_schema)
     key = service.create_key("c", "live", ["judgments:write", "usage:read"])[0]
     doc = request_for(api_bundles[0])
     headers = {**bearer(key), "Idempotency-Key": "same-20"}

@@ -133,7 +133,7 @@ def test_sqlite_path_only_creates_the_table(tmp_path):
 
 
 @pytest.mark.postgres
-def test_the_api_serves_connected_as_its_role(schema, api_bundles):
+def test_the_api_serves_connected_as_its_role(schema, api_bundles, pg_db):
     from fastapi.testclient import TestClient
 
     from judge.api.routes import create_app
@@ -142,10 +142,12 @@ def test_the_api_serves_connected_as_its_role(schema, api_bundles):
 
     base = make_engine(PG_URL).url.render_as_string(hide_password=False)
     owner_url = f"{base}?options=-csearch_path%3D{schema}"
-    JudgeService(owner_url, judges=fake_judges()).close()  # the owner migrates and grants
+    test_schema = pg_db[1]
+    JudgeService(owner_url, judges=fake_judges(),  # the owner migrates and grants
+                 test_schema=test_schema).close()
     role_url = sa.make_url(base).set(username="rcjudge_api").render_as_string(
         hide_password=False) + f"?options=-csearch_path%3D{schema}"
-    service = JudgeService(role_url, judges=fake_judges())
+    service = JudgeService(role_url, judges=fake_judges(), test_schema=test_schema)
     try:
         with service.modes["live"].engine.connect() as conn:
             assert conn.exec_driver_sql("SELECT current_user").scalar_one() == "rcjudge_api"

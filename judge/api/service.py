@@ -116,8 +116,8 @@ class _Mode:
         s = T.settings
         with self.write() as conn, conn.begin():
             row = conn.execute(sa.select(s.c.value).where(s.c.name == name)).first()
-            if row is None:
-                conn.execute(sa.insert(s).values(name=name, value=make()))
+            if row is None:  # a concurrent first open may have written it: keep theirs
+                conn.execute(insert_ignore(conn, s, ["name"]).values(name=name, value=make()))
                 row = conn.execute(sa.select(s.c.value).where(s.c.name == name)).first()
             return row.value
 

@@ -15,7 +15,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from judge.api import tables as T
-from judge.api.coefficients import MIN_N, K
+from judge.api.coefficients import MIN_N, K, published_table
 from judge.api.coefficients import table as coefficient_table
 from judge.api.errors import ApiError
 from judge.api.protocol import (
@@ -224,11 +224,10 @@ class CatalogMixin:
         judge_version); a too narrow query gets the coarser cell that contains it."""
         self.require(caller, "coefficients:read")
         c = T.coefficients
-        stmt = sa.select(c.c.policy, c.c.body, c.c.task_family, c.c.tier, c.c.judge_version,
-                         c.c.success, c.c.failure_class, c.c.task_key)
+        stmt = sa.select(c).where(c.c.cell_policy.is_not(None))  # pending rows: not yet
         with self.modes[caller.mode].engine.connect() as conn:
             rows = conn.execute(stmt).all()
-        return {"min_n": MIN_N, "k": K, "data": coefficient_table(rows, **filters)}
+        return {"min_n": MIN_N, "k": K, "data": published_table(rows, **filters)}
 
     # --- attestations -------------------------------------------------------------------
     def attestations(self, caller: Any) -> dict[str, Any]:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -133,6 +133,34 @@ def _tier_b(rows: Sequence[Row], idx: list[int], jv: str, k: int) -> list[Cell]:
     return out  # rows of a pool still under k are withheld
 
 
+#: A published row's cell: (policy, body, task family) as published, ``*`` where broadened.
+Label = tuple[str, str, str]
+
+
+def release(rows: Sequence[Row], pending: Iterable[int], k: int = K) -> dict[int, Label]:
+    """The labels of the pending rows that may be published now; the others stay pending.
+
+    Tier A rows are released at once into their exact cell. Pending tier-B rows are
+    partitioned *on their own* (:func:`partition`): every cell of that partition (≥ k
+    tasks) is released as a block; what the partition withholds waits for more rows.
+    Published cells are sums of such blocks, so a cell changes only by a whole block of
+    ≥ k tasks: comparing two publications isolates no fewer than k tasks.
+    """
+    idx = list(pending)
+    sub = [rows[i] for i in idx]
+    return {idx[j]: (c.policy, c.body, c.task_family)
+            for c in partition(sub, k) for j in c.rows}
+
+
+def published(rows: Sequence[Row], labels: Mapping[int, Label]) -> list[Cell]:
+    """The cells published from released rows: rows of one label (and tier, version) summed."""
+    groups: dict[tuple, set[int]] = defaultdict(set)
+    for i, (policy, body, family) in labels.items():
+        groups[(policy, body, family, rows[i].tier, rows[i].judge_version)].add(i)
+    return sorted((_cell(rows, idx, *key) for key, idx in groups.items()),
+                  key=lambda c: (c.tier, c.judge_version, c.policy, c.body, c.task_family))
+
+
 def answer(cells: Sequence[Cell], **filters: str | None) -> list[Cell]:
     """The cells a query returns: every published cell covering all the filter values.
 
@@ -157,8 +185,7 @@ def stats(rows: Sequence[Row], cell: Cell, min_n: int = MIN_N) -> CoefficientCel
             exempt += 1
     n = ok + bad
     enough = n >= min_n
-    key = (cell.policy, cell.body, cell.task_family, cell.tier, cell.judge_version,
-           *sorted(cell.families))
+    key = (cell.policy, cell.body, cell.task_family, cell.tier, cell.judge_version)
     return CoefficientCell(
         cell_id="cell_" + hashlib.sha256("\x1f".join(key).encode()).hexdigest()[:12],
         policy=cell.policy, body=cell.body, task_family=cell.task_family, tier=cell.tier,
@@ -168,9 +195,25 @@ def stats(rows: Sequence[Row], cell: Cell, min_n: int = MIN_N) -> CoefficientCel
         success_rate=round(ok / n, 6) if enough else None, exempt_failures=exempt)
 
 
+def as_row(r: Any) -> Row:
+    """A :class:`Row` from anything with its fields (a database row)."""
+    return r if isinstance(r, Row) else Row(**{f: getattr(r, f) for f in Row.__annotations__})
+
+
 def table(rows: Sequence[Any], min_n: int = MIN_N, k: int = K,
           **filters: str | None) -> list[CoefficientCell]:
-    """The published cells answering ``filters`` (rows: anything with :class:`Row`'s fields)."""
-    rows = [r if isinstance(r, Row) else Row(**{f: getattr(r, f) for f in Row.__annotations__})
-            for r in rows]
-    return [stats(rows, c, min_n) for c in answer(partition(rows, k), **filters)]
+    """All of ``rows`` published at once (one block), answering ``filters``."""
+    rows = [as_row(r) for r in rows]
+    labels = release(rows, range(len(rows)), k)
+    return [stats(rows, c, min_n) for c in answer(published(rows, labels), **filters)]
+
+
+def published_table(rows: Sequence[Any], min_n: int = MIN_N,
+                    **filters: str | None) -> list[CoefficientCell]:
+    """The table from stored rows with ``cell_policy``, ``cell_body``, ``cell_family`` labels
+    (NULL on rows still pending), answering ``filters``."""
+    rows = list(rows)
+    labels = {i: (r.cell_policy, r.cell_body, r.cell_family) for i, r in enumerate(rows)
+              if r.cell_policy is not None}
+    clean = [as_row(r) for r in rows]
+    return [stats(clean, c, min_n) for c in answer(published(clean, labels), **filters)]

@@ -487,7 +487,7 @@ class RejudgeCompletedEvent(_Out):
 
 
 class CoefficientsPublishedEvent(_Out):
-    """``coefficients.published``: a cell reached n = 40 and shows a number."""
+    """``coefficients.published``: a block of rows was released into the public table."""
 
     type: EventType = Field(description="Always ``coefficients.published``.")
     timestamp: str

@@ -457,7 +457,7 @@ def create_app(service: JudgeService) -> FastAPI:
 
     @app.webhooks.post("coefficients.published")
     def coefficients_published(body: CoefficientsPublishedEvent) -> None:
-        """Sent when a coefficients cell reaches n = 40."""
+        """Sent when a block of rows is released into the public table."""
 
     @app.webhooks.post("calibration.disagreement")
     def calibration_disagreement(body: CalibrationDisagreementEvent) -> None:

@@ -29,7 +29,7 @@ from sqlalchemy.engine import Connection
 
 from judge.api import auth
 from judge.api import tables as T
-from judge.api.catalog import MIN_N, CatalogMixin
+from judge.api.catalog import CatalogMixin
 from judge.api.errors import ApiError, problem
 from judge.api.protocol import ChargedTo, Job, JobResult, JudgmentRequest, JudgmentResponse
 from judge.api.webhooks import WebhookMixin
@@ -399,14 +399,14 @@ class JudgeService(CatalogMixin, WebhookMixin):
         mode = self.modes[caller.mode]
         try:
             with mode.ledger.transaction() as tx:
-                out, cell_n = self._write(tx.conn, tx, caller, run, judgment, charge)
+                out, released = self._write(tx.conn, tx, caller, run, judgment, charge)
         except ApiError:
             raise
         except RcjudgeError as exc:
             raise ApiError(422, public_detail(exc, task)) from None
-        if cell_n == MIN_N:
+        if released:
             self.emit(caller, "coefficients.published", {"judge_version": judge_name,
-                                                         "cells_now_published": 1})
+                                                         "cells_now_published": released})
         return out
 
     def _write(self, conn: Connection, tx: Any, caller: Caller, run: Run,
@@ -419,7 +419,7 @@ class JudgeService(CatalogMixin, WebhookMixin):
         row = conn.execute(sa.select(j).where(j.c.run_id == run_id,
                                               j.c.judge_version == judgment.judge_version)).one()
         now = _now()
-        charged, cell_n = None, 0
+        charged, released = None, 0
         a = run.attribution
         if new:
             conn.execute(sa.insert(T.coefficients).values(
@@ -430,7 +430,7 @@ class JudgeService(CatalogMixin, WebhookMixin):
                 failure_class=row.failure_class,
                 counts_against_policy=row.counts_against_policy,
                 task_key=self.modes[caller.mode].task_key(a.task.id), added_at=now))
-            cell_n = self._cell_size(conn, a, row.judge_version)
+            released = self._publish(conn, row.judge_version)
         if new and charge:
             conn.execute(sa.insert(T.usage).values(
                 key_id=caller.key_id, judgment_id=row.judgment_id, amount_cents=PRICE_CENTS,
@@ -439,21 +439,32 @@ class JudgeService(CatalogMixin, WebhookMixin):
         o = T.owned
         conn.execute(insert_ignore(conn, o, ["key_id", "judgment_id"]).values(
             key_id=caller.key_id, judgment_id=row.judgment_id, first_at=now))
-        return self._response(conn, row, charged), cell_n
+        return self._response(conn, row, charged), released
 
     @staticmethod
-    def _cell_size(conn: Connection, a: Any, judge_version: str) -> int:
-        """Rows that count in the cell of attribution ``a`` (exempt failures excluded)."""
-        from judge.api.coefficients import table
+    def _publish(conn: Connection, judge_version: str) -> int:
+        """Release what can be published of the version's pending rows; cells it grew.
 
+        One block per call (:func:`judge.api.coefficients.release`), in the caller's
+        transaction; on PostgreSQL an advisory lock keeps two writers from releasing the
+        same pending rows two ways.
+        """
+        from judge.api.coefficients import as_row, release
+
+        if conn.dialect.name == "postgresql":
+            conn.execute(sa.text("SELECT pg_advisory_xact_lock(hashtext('rcjudge-coefficients'))"))
         c = T.coefficients
-        rows = conn.execute(sa.select(
-            c.c.policy, c.c.body, c.c.task_family, c.c.tier, c.c.judge_version, c.c.success,
-            c.c.failure_class, c.c.task_key).where(c.c.judge_version == judge_version)).all()
-        cells = table(rows, policy=f"{a.policy.vendor}/{a.policy.name}@{a.policy.version}",
-                      body=f"{a.body.arm}+{a.body.hand}", task_family=task_family(a.task.id),
-                      tier=a.task.tier, judge_version=judge_version)
-        return cells[0].n if len(cells) == 1 else 0
+        pending = conn.execute(sa.select(c).where(c.c.judge_version == judge_version,
+                                                  c.c.cell_policy.is_(None))
+                               .order_by(c.c.row_id)).all()
+        labels = release([as_row(r) for r in pending], range(len(pending)))
+        if not labels:
+            return 0
+        block = (conn.execute(sa.select(sa.func.max(c.c.block))).scalar() or 0) + 1
+        for i, (policy, body, family) in labels.items():
+            conn.execute(sa.update(c).where(c.c.row_id == pending[i].row_id).values(
+                block=block, cell_policy=policy, cell_body=body, cell_family=family))
+        return len(set(labels.values()))
 
     @staticmethod
     def _response(conn: Connection, row: Any, charged: ChargedTo | None) -> JudgmentResponse:

@@ -78,6 +78,11 @@ coefficients = sa.Table(
     sa.Column("counts_against_policy", sa.Boolean, nullable=False),
     sa.Column("task_key", sa.String(32), nullable=False),  # keyed hash: counts tasks, names none
     sa.Column("added_at", UTCDateTime, nullable=False),
+    # the published cell (judge.api.coefficients.release); NULL while pending (tier B)
+    sa.Column("block", sa.Integer, nullable=True),
+    sa.Column("cell_policy", sa.Text, nullable=True),
+    sa.Column("cell_body", sa.Text, nullable=True),
+    sa.Column("cell_family", sa.Text, nullable=True),
 )
 
 settings = sa.Table(

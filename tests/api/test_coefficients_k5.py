@@ -113,3 +113,68 @@ def test_tier_a_cells_stay_exact():
     (cell,) = table(rows)
     assert (cell.tier, cell.task_family, cell.tasks, cell.broadened, cell.status) == (
         "A", "f", 1, False, "insufficient")
+
+
+def test_publication_in_blocks_over_time_differencing_audit():
+    """Rows arrive one by one; after each, what can be is released (one block).
+
+    Every answer to every query at every moment is kept; the atoms of all of them together
+    (runs grouped by which answers, over time, contain them) must each cover ≥ K tasks:
+    comparing the table before and after a cell grew isolates no fewer than K tasks.
+    """
+    from judge.api.coefficients import published, release
+
+    for seed in range(60):
+        rows = _random_rows(seed)
+        random.Random(seed).shuffle(rows)
+        labels: dict[int, tuple] = {}
+        answers: set[frozenset] = set()
+        values = {d: sorted({getattr(r, d) for r in rows}) + [None]
+                  for d in ("policy", "body", "task_family")}
+        for t in range(1, len(rows) + 1):
+            seen = rows[:t]
+            labels.update(release(seen, [i for i in range(t) if i not in labels]))
+            cells = published(seen, labels)
+            for p, b, f in itertools.product(values["policy"], values["body"],
+                                             values["task_family"]):
+                got = answer(cells, policy=p, body=b, task_family=f, tier="B")
+                answers.add(frozenset(i for c in got for i in c.rows))
+        answers = sorted(answers, key=sorted)
+        atoms: dict[tuple, set[str]] = {}
+        for i, r in enumerate(rows):
+            sig = tuple(i in a for a in answers)
+            if any(sig):
+                atoms.setdefault(sig, set()).add(r.task_key)
+        assert all(len(tasks) >= K for tasks in atoms.values()), seed
+
+
+METAWORLD = ["metaworld.pick_place", "metaworld.pick_place_wall", "metaworld.drawer_open",
+             "metaworld.button_press_topdown", "metaworld.peg_insert_side"]
+
+
+def test_a_tier_b_cell_shows_nothing_until_a_block_of_five_tasks(client, service, live_key,
+                                                                 make_bundles):
+    import sqlalchemy as sa
+
+    from judge.api import tables as T
+    from tests.api.conftest import bearer, request_for
+
+    bundles = [str(p) for p in make_bundles(5, seed=12, width=96, height=64, fps=10)]
+    for i, (bundle, task) in enumerate(zip(bundles, METAWORLD, strict=True)):
+        doc = request_for(bundle)
+        doc["task"] = {"id": task, "tier": "B"}
+        assert client.post("/v1/judgments", json=doc, headers=bearer(live_key)).status_code \
+            == 200
+        got = client.get("/v1/coefficients?tier=B", headers=bearer(live_key))
+        if i < 4:  # 1 to 4 tasks: pending, nothing published, not even a count
+            assert got.json()["data"] == []
+    (cell,) = got.json()["data"]
+    assert (cell["task_family"], cell["tasks"], cell["n"], cell["status"], cell["broadened"]) \
+        == ("metaworld", 5, 5, "insufficient", False)
+    assert not any(t in got.text for t in METAWORLD)
+    with service.modes["live"].engine.connect() as conn:
+        blocks = conn.execute(sa.select(T.coefficients.c.block)).scalars().all()
+    assert blocks == [1] * 5  # released together, as one block
+    narrow = client.get("/v1/coefficients?tier=B&task_family=metaworld&body=nope",
+                        headers=bearer(live_key)).json()["data"]
+    assert narrow == []

@@ -157,16 +157,17 @@ def _cmd_attestations_import(args: argparse.Namespace) -> int:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    def db(p: argparse.ArgumentParser) -> None:
+    def db(p: argparse.ArgumentParser, json_flag: bool = True) -> None:
         p.add_argument("--db", default=None, help="live database URL (default: $RCJUDGE_DB "
                        "or the data dir's rcjudge.db)")
-        p.add_argument("--json", action="store_true", help="print JSON")
+        if json_flag:
+            p.add_argument("--json", action="store_true", help="print JSON")
 
     # `rcjudge serve` is the verdict screen (verdict/cli.py): the API is `rcjudge api serve`
     api = sub.add_parser("api", help="the HTTP Judge API").add_subparsers(
         dest="api_command", required=True, metavar="ACTION")
     p = api.add_parser("serve", help="serve the Judge API (uvicorn)")
-    db(p)
+    db(p, json_flag=False)
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=8000)
     p.set_defaults(func=_cmd_serve)

@@ -42,6 +42,7 @@ from rcjudge.errors import RcjudgeError
 
 PRICE_CENTS = 60  # $0.60 per judged call (spec/judge_api.md, step 7)
 IDEMPOTENCY_TTL = timedelta(hours=24)
+IN_FLIGHT_TIMEOUT = timedelta(minutes=15)  # a first request still "in flight" after this died
 TEST_SCHEMA = "rcjudge_test"
 API_ROLE = "rcjudge_api"  # created by ledger migration 0005 (PostgreSQL)
 
@@ -284,10 +285,11 @@ class JudgeService(CatalogMixin, WebhookMixin):
         now = _now()
         where = (t.c.key_id == key_id) & (t.c.idempotency_key == idem)
         with mode.write() as conn, conn.begin():
+            # expired keys of this API key go; so does a claim abandoned in flight (a crash)
+            conn.execute(sa.delete(t).where((t.c.key_id == key_id) & (
+                (t.c.expires_at <= now) | ((t.c.state == "in_flight")
+                                           & (t.c.created_at <= now - IN_FLIGHT_TIMEOUT)))))
             row = conn.execute(sa.select(t).where(where)).first()
-            if row is not None and row.expires_at <= now:
-                conn.execute(sa.delete(t).where(where))
-                row = None
             if row is None:
                 taken = conn.execute(insert_ignore(conn, t, ["key_id", "idempotency_key"]).values(
                     key_id=key_id, idempotency_key=idem, request_sha256=digest,

@@ -163,3 +163,21 @@ def test_errors_name_no_tier_b_task_and_no_server_path(client, live_key, api_bun
     doc["task"]["tier"] = "A"  # a tier-A task id is the caller's own and public: named
     r = post(client, live_key, doc, "ta-1")
     assert "tabletop.pick_place.secret_999" in r.json()["detail"]
+
+
+def test_a_claim_abandoned_in_flight_is_taken_over_after_15_minutes(client, service, live_key,
+                                                                    api_bundles):
+    import hashlib
+    from datetime import UTC, datetime
+
+    from judge.api.service import IN_FLIGHT_TIMEOUT, canonical
+
+    caller = service.authenticate(f"Bearer {live_key}")
+    doc = request_for(api_bundles[0])
+    digest = hashlib.sha256(canonical(doc)).hexdigest()
+    assert service._claim(service.modes["live"], caller.key_id, "crash", digest) is None
+    assert post(client, live_key, doc, "crash").status_code == 409  # still in flight
+    with service.modes["live"].write() as conn, conn.begin():
+        conn.execute(sa.update(T.idempotency).values(
+            created_at=datetime.now(UTC) - IN_FLIGHT_TIMEOUT - timedelta(seconds=1)))
+    assert post(client, live_key, doc, "crash").status_code == 200

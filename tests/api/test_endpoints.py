@@ -120,17 +120,24 @@ def test_runs_judgments_labels_and_calibration(client, live_key, api_bundles):
         "failure_class 'grasp.x': not a taxonomy class")
 
 
-def test_tier_b_task_id_is_never_returned(client, live_key, api_bundles):
+def test_tier_b_task_id_is_never_returned(client, live_key, api_bundles, caplog):
+    import logging
+
+    caplog.set_level(logging.DEBUG)
     doc = request_for(api_bundles[1])
     doc["task"]["tier"] = "B"
     j = client.post("/v1/judgments", json=doc, headers=bearer(live_key))
     assert j.status_code == 200
     assert doc["task"]["id"] not in j.text
+    assert doc["task"]["id"] not in str(j.headers)
+    listed = client.get("/v1/judgments?limit=1", headers=bearer(live_key))
+    assert doc["task"]["id"] not in listed.text
     runs = client.get("/v1/runs", headers=bearer(live_key))
     assert runs.json()["data"][0]["task"] == {"id": None, "tier": "B"}
     assert doc["task"]["id"] not in runs.text
     assert doc["task"]["id"] not in client.get("/v1/coefficients",
                                                headers=bearer(live_key)).text
+    assert doc["task"]["id"] not in caplog.text  # nor in any log line
 
 
 def test_taxonomy_and_judge_versions(client, live_key):

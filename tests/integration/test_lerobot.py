@@ -2,7 +2,9 @@
 
 v3.0: two episodes sharing one AV1 mp4 per camera (cut by from/to timestamps) and one data
 Parquet; v2.1: a file per episode, two cameras (refused, or padded). Every frame draws its
-dataset-wide index, so the checks read back which frame each bundle decodes.
+dataset-wide index, so the checks read back which frame each bundle decodes. And two
+datasets written by the lerobot package itself (``tests/fixtures/lerobot/``, made by its
+``make_dataset.py``): all episodes in one file per camera, and a new file per episode.
 """
 
 from __future__ import annotations
@@ -207,7 +209,7 @@ def test_mapping_and_episode_errors(tmp_path, mapping):
 
 
 # --- a dataset written by the lerobot package itself (tests/fixtures/lerobot/make_dataset.py)
-FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "lerobot" / "pick_cube"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "lerobot"
 REAL_LENGTHS = (24, 18, 30)
 REAL_TASKS = {"Pick up the red cube and place it in the bin.": "tabletop.pick_place.cube_001",
               "Put the mug on the tray.": "tabletop.pick_place.mug_022"}
@@ -220,8 +222,17 @@ def read_index8(img: np.ndarray) -> int:
     return sum(int(gray[2:6, 8 * b + 2:8 * b + 6].mean() > 128) << b for b in range(8))
 
 
-def test_dataset_written_by_lerobot_itself(tmp_path, capsys):
-    info = json.loads((FIXTURE / "meta" / "info.json").read_text())
+@pytest.mark.parametrize(("name", "files"), [("pick_cube", [0, 0, 0]),  # one shared mp4
+                                             ("pick_cube_split", [0, 1, 2])])  # one each
+def test_dataset_written_by_lerobot_itself(name, files, tmp_path, capsys):
+    """lerobot 0.6.1's own output: default file sizes, and a new file per episode."""
+    fixture = FIXTURES / name
+    info = json.loads((fixture / "meta" / "info.json").read_text())
+    episodes = pq.read_table(fixture / "meta" / "episodes" / "chunk-000" /
+                             "file-000.parquet").to_pylist()
+    for c in REAL_GREY:
+        assert [e[f"videos/observation.images.{c}/file_index"] for e in episodes] == files
+    assert [e["data/file_index"] for e in episodes] == files
     assert (info["codebase_version"], info["fps"], info["total_episodes"]) == ("v3.0", 10, 3)
     assert "repo_id" not in info  # lerobot keeps the repo id out of the files: the mapping names it
     assert info["features"]["observation.images.front"]["info"]["video.codec"] == "av1"
@@ -230,7 +241,7 @@ def test_dataset_written_by_lerobot_itself(tmp_path, capsys):
         **MAPPING, "repo_id": "rcjudge/pick_cube_tiny", "tasks": REAL_TASKS,
         "gripper": {"profile": "franka-hand", "width": 6, "width_scale": 0.001}}))
     out = tmp_path / "bundles"
-    assert main(["import", "lerobot", str(FIXTURE), "--out", str(out), "--mapping",
+    assert main(["import", "lerobot", str(fixture), "--out", str(out), "--mapping",
                  str(mapping), "--json"]) == 0
     result = json.loads(capsys.readouterr().out)
     assert [(r["episode_index"], Path(r["bundle"]).name, r["task_id"], r["frames"])
@@ -275,11 +286,11 @@ def test_dataset_written_by_lerobot_itself(tmp_path, capsys):
         first += n
     # the same import again: every bundle folder exists, nothing is overwritten
     with pytest.raises(LeRobotError, match=r"rcjudge_pick_cube_tiny-ep000000: already exists"):
-        import_lerobot(str(FIXTURE), str(out), str(mapping), episodes="0")
+        import_lerobot(str(fixture), str(out), str(mapping), episodes="0")
     # --episodes picks some; the default repo id is the folder's name (info.json has none)
     del_repo = {**yaml.safe_load(mapping.read_text())}
     del del_repo["repo_id"]
     mapping.write_text(yaml.safe_dump(del_repo))
-    got = import_lerobot(str(FIXTURE), str(tmp_path / "two"), str(mapping), episodes="2")
+    got = import_lerobot(str(fixture), str(tmp_path / "two"), str(mapping), episodes="2")
     assert [(r["episode_index"], Path(r["bundle"]).name) for r in got] == [
-        (2, "pick_cube-ep000002")]
+        (2, f"{name}-ep000002")]

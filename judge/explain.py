@@ -17,6 +17,7 @@ import os
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 from PIL import Image
@@ -30,6 +31,10 @@ from judge.ensemble.judgment import Judgment
 from judge.ensemble.prompts import instruction_for, question_indices
 from judge.ensemble.version import JudgeVersion
 from judge.errors import JudgeError
+
+if TYPE_CHECKING:
+    from judge.ledgers.records import Run
+    from judge.ledgers.store import Ledger
 
 
 class ExplainError(JudgeError, ValueError):
@@ -261,11 +266,13 @@ def _write_page(page: str, path: Path) -> None:
         raise
 
 
-def _from_ledger(ledger, run_id: str, version: JudgeVersion) -> tuple:
+def _from_ledger(ledger: Ledger, run_id: str, version: JudgeVersion,
+                 or_bundle: bool = True) -> tuple[Run, Judgment]:
     """(run, judgment) of ``run_id`` by ``version``; ExplainError naming what is missing."""
     run = ledger.get_run(run_id)
     if run is None:
-        raise ExplainError(f"{run_id}: neither a bundle path nor a run id in the ledger "
+        what = "neither a bundle path nor a run id" if or_bundle else "not a run id"
+        raise ExplainError(f"{run_id}: {what} in the ledger "
                            f"{ledger.engine.url.render_as_string(hide_password=True)}")
     judgment = ledger.get_judgment(run_id, version.name)
     if judgment is None:
@@ -372,7 +379,8 @@ def explain_runs(run_ids: list[str], judge_version: str, out_dir: str,
         raise ExplainError("rcjudge explain --out-dir: no run ids (give RUN_IDs or --runs)")
     version = load_judge_version(judge_version)
     with Ledger.open(db) as ledger:
-        found = [(rid, *_from_ledger(ledger, rid, version)) for rid in run_ids]
+        found = [(rid, *_from_ledger(ledger, rid, version, or_bundle=False))
+                 for rid in run_ids]
     out = []
     for rid, run, judgment in found:
         ev = gather(run.bundle_uri, version, rid)

@@ -157,7 +157,7 @@ def test_out_dir_pages_per_run_and_errors(bundle, version_file, tmp_path, capsys
                  "--out-dir", str(pages)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith(
-        "rcjudge: error: no-such-run: neither a bundle path nor a run id in the ledger")
+        "rcjudge: error: no-such-run: not a run id in the ledger sqlite:")
     assert not pages.exists()
     runs.write_text(f"run_id,episode_id\n{p.run_id},ignored\n{p.run_id},ignored\n")
     assert main(["explain", p.run_id, "--runs", str(runs), "--judge", version_file, "--db", db,

@@ -58,9 +58,22 @@ def _cmd_bundle_create(args: argparse.Namespace) -> int:
 
 
 def _cmd_explain(args: argparse.Namespace) -> int:
-    from judge.explain import explain
+    from judge.explain import ExplainError, explain, explain_runs, read_run_ids
 
-    r = explain(args.target, args.judge, args.out, args.db, args.mcap)
+    if args.out_dir:
+        if args.out or args.mcap:
+            raise ExplainError("rcjudge explain: --out-dir writes a page per run; not with "
+                               "--out or --mcap")
+        ids = list(args.target) + (read_run_ids(args.runs) if args.runs else [])
+        rows = explain_runs(list(dict.fromkeys(ids)), args.judge, args.out_dir, args.db)
+        _emit(rows, args.json, lambda d: "\n".join(
+            f"{r['out']}: run {r['run_id']} by {r['judge_version']}" for r in d)
+            + f"\n{len(d)} page(s) in {args.out_dir}")
+        return 0
+    if len(args.target) != 1 or not args.out or args.runs:
+        raise ExplainError("rcjudge explain: give one BUNDLE|RUN_ID and --out FILE.html, or "
+                           "RUN_IDs and/or --runs FILE with --out-dir DIR")
+    r = explain(args.target[0], args.judge, args.out, args.db, args.mcap)
     _emit(r, args.json, lambda d: f"{d['out']}: run {d['run_id']} by {d['judge_version']} "
           f"({d['judgment']}), {d['sampled']} frames a camera, {d['shown']} shown, "
           f"{len(d['contacts'])} contact event(s)")
@@ -440,10 +453,16 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     p = sub.add_parser("explain", help="one HTML page: frames, signals, contacts and every "
                        "model's answers behind a judgment")
-    p.add_argument("target", metavar="BUNDLE|RUN_ID",
-                   help="a bundle (judged now) or a run id (its judgment from the ledger)")
+    p.add_argument("target", nargs="*", metavar="BUNDLE|RUN_ID",
+                   help="a bundle (judged now) or a run id (its judgment from the ledger); "
+                        "with --out-dir, run ids")
     p.add_argument("--judge", default="tiny", help="judge version (name or YAML file)")
-    p.add_argument("--out", required=True, metavar="FILE.html", help="the page to write")
+    p.add_argument("--out", metavar="FILE.html", help="the page to write")
+    p.add_argument("--out-dir", metavar="DIR", help="write one page per run id, "
+                   "DIR/<run_id>.html, from the ledger (the pages the verdict screen's "
+                   "--explain-dir links)")
+    p.add_argument("--runs", metavar="FILE", help="with --out-dir: the run ids of a table's "
+                   "run_id (else episode_id) column, e.g. the evaluation_run export")
     p.add_argument("--db", default=None, help="ledger URL for a RUN_ID (default $RCJUDGE_DB, "
                    "else the embedded SQLite file)")
     p.add_argument("--mcap", metavar="FILE.mcap", help="also write the contact events and "

@@ -1,8 +1,9 @@
-"""Ray actors: CPU actors prepare bundles, one actor per model holds its engine.
+"""Ray actors: CPU actors prepare bundles, model replicas hold their engines.
 
 The actors wrap the same functions the single call uses (``prepare``, a backend's
 ``score``); they do not change them. Resources come from the judge version:
-a model on CUDA asks for its ``gpu_share`` of a GPU.
+a model on CUDA asks for its ``gpu_share`` of a GPU, so Ray places each replica on a
+node with that much GPU free (``judge.batch.plan`` says how many replicas).
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ from judge.ensemble.version import JudgeVersion, ModelEntry
 from judge.errors import JudgeError
 from models.base import BackendSpec, ScoreRequest
 from models.registry import create_backend
+
+MAX_RESTARTS = 1  # a model replica whose process dies is restarted this many times
 
 
 @dataclass(frozen=True)
@@ -46,7 +49,7 @@ class PrepareActor:
 
 @ray.remote
 class ModelActor:
-    """One loaded model; answers batches of closed questions.
+    """One replica of a model; answers batches of closed questions, from any bundles.
 
     A model that cannot load keeps its error for :meth:`ready` (the driver refuses the
     batch in one line before any work) instead of dying in its constructor.
@@ -64,8 +67,9 @@ class ModelActor:
         """Once the constructor has run: None when the model loaded, else its error."""
         return self.error
 
-    def score(self, requests: list[ScoreRequest]) -> list:
-        return self.backend.score(requests)
+    def score(self, requests: list[ScoreRequest]) -> tuple[list, float]:
+        """The answers, in request order, and the seconds this replica computed them."""
+        return self.backend.timed_score(requests)
 
     def close(self) -> None:
         self.backend.close()
@@ -80,7 +84,7 @@ def model_actor(entry: ModelEntry, cpu_share: float):
     """
     spec = entry.spec()
     # a replica whose process dies is restarted once; the driver re-sends the calls it lost
-    restart = {"max_restarts": 1}
+    restart = {"max_restarts": MAX_RESTARTS}
     if entry.device.startswith("cuda"):
         return ModelActor.options(num_gpus=entry.gpu_share, num_cpus=cpu_share,
                                   **restart).remote(spec)

@@ -130,7 +130,7 @@ def check_report_path(path: str, flag: str = "--report") -> None:
 
 
 def _cmd_batch(args: argparse.Namespace) -> int:
-    from judge.batch.plan import parse_per_model
+    from judge.batch.plan import check_overrides, parse_per_model
     from judge.batch.run import check_max_in_flight, run_batch
     from judge.batch.sources import resolve_sources
     from judge.ensemble.version import load_judge_version
@@ -144,6 +144,8 @@ def _cmd_batch(args: argparse.Namespace) -> int:
         check_report_path(args.report)
     uris = resolve_sources(args.source)
     version = load_judge_version(args.judge)
+    check_overrides(version, replicas, "--replicas")
+    check_overrides(version, batch_size, "--batch-size")
     with Ledger.open(args.db) as ledger:
         summary = run_batch(uris, version, ledger, ray_address=args.ray_address,
                             max_in_flight=args.max_in_flight, progress=not args.json,

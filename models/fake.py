@@ -22,7 +22,8 @@ raise :class:`ModelError`; ``options["exit_once"]`` (a file path) makes the firs
 after load end the process (``os._exit``) unless that file exists, creating it first —
 a replica that dies once and, restarted, works. ``options["exit_after"] = {"calls": N,
 "marker": PATH}`` does the same on the (N+1)-th call instead of the first: a replica killed
-in the middle of a batch.
+in the middle of a batch; without ``marker`` the process ends on every call past the N-th,
+restarted or not (a replica lost for good).
 """
 
 from __future__ import annotations
@@ -82,7 +83,9 @@ class FakeBackend(Backend):
         marker = self.spec.options.get("exit_once")
         after = self.spec.options.get("exit_after")
         if after and self.calls > int(after["calls"]):
-            marker = after["marker"]
+            marker = after.get("marker")
+            if marker is None:  # no marker: every call past the count, after every restart
+                os._exit(1)
         elif after:
             marker = None
         if not marker:

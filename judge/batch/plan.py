@@ -76,9 +76,9 @@ def parse_per_model(values: Sequence[str] | None, flag: str) -> dict[str, int] |
             named[name] = n
         else:
             every = n
-    if every is not None:
-        named = {"*": every, **named}
-    return named if named else every
+    if not named:
+        return every
+    return {"*": every, **named} if every is not None else named
 
 
 def _pick(overrides: dict[str, int] | int | None, entry: ModelEntry) -> int | None:

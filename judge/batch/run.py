@@ -323,8 +323,13 @@ def run_batch(uris: list[str], version: JudgeVersion, ledger: Ledger,
         queues[i].extendleft(reversed(retry))
 
     try:
-        submit_prepare()
-        while pending:
+        while True:
+            submit_prepare()
+            dispatch()  # may fail bundles (no live replica) and so free room for more
+            if not pending:
+                if todo and in_flight < plan.max_in_flight:
+                    continue
+                break
             ready, _ = ray.wait(list(pending), num_returns=1)
             entry = pending.pop(ready[0])
             if entry[0] == "ask":
@@ -347,8 +352,6 @@ def run_batch(uris: list[str], version: JudgeVersion, ledger: Ledger,
                         enqueue(work)
                 else:
                     answered(entry[1], entry[3], *result)
-            submit_prepare()
-            dispatch()
     except KeyboardInterrupt:
         summary.interrupted = True
     finally:

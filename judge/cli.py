@@ -399,7 +399,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--db", metavar="URL", help=DB_HELP)
     p.add_argument("--max-in-flight", type=int, metavar="N",
                    help="bundles between submission and ledger write (backpressure; "
-                   "default max(8, replicas × batch size))")
+                   "default max(8, 2 × replicas × batch size))")
     p.add_argument("--replicas", action="append", metavar="N|NAME=N",
                    help="replicas of every model (N) or of one (NAME=N, repeatable); default "
                    "the version's, else what the cluster's GPUs/CPUs allow (docs/batch.md)")

@@ -9,8 +9,9 @@ node with that much GPU free (``judge.batch.plan`` says how many replicas).
 from __future__ import annotations
 
 import traceback
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+import numpy as np
 import ray
 
 from judge.ensemble.judge import Prepared, prepare
@@ -38,13 +39,21 @@ class PrepareActor:
     def __init__(self, version: JudgeVersion) -> None:
         self.version = version
 
-    def prepare(self, uri: str) -> Prepared | Failure:
+    @ray.method(num_returns=2)
+    def prepare(self, uri: str) -> tuple[Prepared | Failure, np.ndarray | None]:
+        """The prepared bundle without its pixels, and its frames as a second object.
+
+        The frames stay in this node's object store until a model replica reads them; the
+        driver gets only what it needs to ask and vote (``frames`` of the first object is
+        an empty array of the same length: ``(K, 0, 0, 3)``).
+        """
         try:
-            return prepare(uri, self.version)
+            p = prepare(uri, self.version)
         except JudgeError as exc:
-            return Failure(uri, type(exc).__name__, str(exc))
+            return Failure(uri, type(exc).__name__, str(exc)), None
         except Exception as exc:  # a bug, not bad input: keep the traceback in the report
-            return Failure(uri, type(exc).__name__, f"{exc}\n{traceback.format_exc()}")
+            return Failure(uri, type(exc).__name__, f"{exc}\n{traceback.format_exc()}"), None
+        return replace(p, frames=np.zeros((len(p.frames), 0, 0, 3), np.uint8)), p.frames
 
 
 @ray.remote
@@ -67,9 +76,16 @@ class ModelActor:
         """Once the constructor has run: None when the model loaded, else its error."""
         return self.error
 
-    def score(self, requests: list[ScoreRequest]) -> tuple[list, float]:
-        """The answers, in request order, and the seconds this replica computed them."""
-        return self.backend.timed_score(requests)
+    def score(self, requests: list[ScoreRequest], where: list[int],
+              *frames) -> tuple[list, float]:
+        """The answers, in request order, and the seconds this replica computed them.
+
+        ``requests`` come without their frames: those travel once per bundle, as
+        object-store references Ray resolves before the call (``frames[where[i]]`` are
+        request i's), not pickled again into every request of every call.
+        """
+        full = [replace(r, frames=frames[k]) for r, k in zip(requests, where, strict=True)]
+        return self.backend.timed_score(full)
 
     def close(self) -> None:
         self.backend.close()

@@ -12,9 +12,12 @@ by the resources they ask for.
   decoding; ``options.threads``, default 1, per replica) — at least one either way.
 * **Batch size**: the most requests, from any bundles, one engine call carries:
   ``--batch-size``, else the version's ``batch_size``, else 32 on CUDA and 8 on CPU.
-* **Bundles in flight** (``--max-in-flight``): unset, enough to fill every replica's next
-  call while the current one runs — ``max(8, replicas × batch_size)`` of the widest
-  model (a bundle asks each model two questions at a time).
+* **Bundles in flight** (``--max-in-flight``): unset, ``max(8, 2 × replicas × batch_size)``
+  of the widest model. By Little's law the bundles in flight are throughput × latency, and
+  a bundle a model judges a failure spends three calls' time with it (yes/no, family,
+  class) while asking it four questions: at full calls a replica needs
+  ≈ ``batch_size × 3/4`` bundles in flight to stay busy; twice ``batch_size`` leaves room
+  for decoding and the other models' rounds.
 
 A plan that cannot run is refused in one line before any actor starts: a model on CUDA in
 a cluster without GPUs, replicas whose GPU shares add up to more GPUs than the cluster
@@ -146,7 +149,7 @@ def plan_batch(version: JudgeVersion, resources: Mapping[str, float],
                         f"({asked}) but the Ray cluster has {gpus:g}")
     b = tuple(_pick(batch_size, m) or m.batch_size or (GPU_BATCH if on_gpu(m) else CPU_BATCH)
               for m in models)
-    flight = max_in_flight or max(8, max(r * s for r, s in zip(n, b, strict=True)))
+    flight = max_in_flight or max(8, 2 * max(r * s for r, s in zip(n, b, strict=True)))
     preps = prepare_workers or max(1, int(cpus) // 2)
     share = max(0.01, math.floor(100 * min(1.0, cpus / (2 * (preps + sum(n))))) / 100)
     return Plan(replicas=n, batch_size=b, max_in_flight=flight, prepare_workers=preps,

@@ -35,7 +35,7 @@ from __future__ import annotations
 import os
 import time
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import ray
@@ -104,6 +104,7 @@ class _Work:
     uri: str
     prepared: Prepared | None = None
     flow: QuestionFlow | None = None
+    frames_ref: Any = None  # the frames, in the object store of the node that decoded them
     model_s: list[float] = field(default_factory=lambda: [0.0, 0.0, 0.0])
     retried: set[int] = field(default_factory=set)  # models whose call already failed once
     failed: bool = False  # recorded as failed: answers still in flight are dropped
@@ -232,7 +233,7 @@ def run_batch(uris: list[str], version: JudgeVersion, ledger: Ledger,
         nonlocal in_flight, next_prep
         while todo and in_flight < plan.max_in_flight:
             work = _Work(todo.popleft(), model_s=[0.0] * len(pools))
-            ref = preps[next_prep % len(preps)].prepare.remote(work.uri)
+            ref, work.frames_ref = preps[next_prep % len(preps)].prepare.remote(work.uri)
             pending[ref] = ("prep", work)
             next_prep += 1
             in_flight += 1
@@ -253,9 +254,20 @@ def run_batch(uris: list[str], version: JudgeVersion, ledger: Ledger,
                 asks = take(queues[i], rep.index, len(live), plan.batch_size[i])
                 if not asks:
                     continue
-                requests = [r for a in asks for r in a.requests]
-                pending[rep.handle.score.remote(requests)] = ("ask", i, rep, asks)
+                pending[rep.handle.score.remote(*shipped(asks))] = ("ask", i, rep, asks)
                 rep.busy = True
+
+    def shipped(asks: list[_Ask]) -> tuple:
+        """A call's arguments: the requests without frames, and each bundle's frames once."""
+        refs: dict[int, int] = {}
+        requests, where = [], []
+        for a in asks:
+            k = refs.setdefault(id(a.work), len(refs))
+            for r in a.requests:
+                requests.append(replace(r, frames=None))
+                where.append(k)
+        frames = {id(a.work): a.work.frames_ref for a in asks}
+        return (requests, where, *(frames[w] for w in refs))
 
     def enqueue(work: _Work) -> None:
         for j, requests in work.flow.requests().items():
@@ -267,14 +279,14 @@ def run_batch(uris: list[str], version: JudgeVersion, ledger: Ledger,
 
     def fail_work(work: _Work, error: str, message: str) -> None:
         nonlocal in_flight
-        work.failed = True
+        work.failed, work.frames_ref = True, None
         fail(work.uri, error, message)
         in_flight -= 1
         meter.step()
 
     def write(work: _Work) -> None:
         nonlocal in_flight
-        p = work.prepared
+        p, work.frames_ref = work.prepared, None  # its frames can leave the object store
         judgment = judge.finish(p, work.flow.votes, work.flow.raw, model_s=work.model_s)
         run = Run(run_id=p.run_id, bundle_uri=p.uri, bundle_hash=p.bundle_hash,
                   attribution=p.attribution, duration_s=p.duration_s, cycle_sec=p.cycle_sec)
@@ -347,7 +359,7 @@ def run_batch(uris: list[str], version: JudgeVersion, ledger: Ledger,
                     if isinstance(result, Failure):
                         fail_work(work, result.error, result.message)
                     else:
-                        work.prepared = result
+                        work.prepared = result  # its frames stay where they were decoded
                         work.flow = QuestionFlow(judge, result)
                         enqueue(work)
                 else:

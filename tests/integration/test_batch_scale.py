@@ -79,7 +79,7 @@ def test_requests_from_many_bundles_share_one_call(eight, tmp_path, gpu_ray):
         s = run_batch(eight, version, ledger, progress=False)
         assert (s.judged, len(s.failed)) == (8, 0)
         assert s.plan["models"] == {n: {"replicas": 1, "batch_size": 6} for n in "abc"}
-        assert s.plan["max_in_flight"] == 8  # max(8, 1 × 6)
+        assert s.plan["max_in_flight"] == 12  # max(8, 2 × 1 × 6)
         judgments = [ledger.get_judgment(u.rsplit("/", 1)[-1], "fake-share") for u in eight]
     for n in "abc":
         c = s.calls[n]

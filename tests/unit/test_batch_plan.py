@@ -21,11 +21,11 @@ def test_gpu_defaults_fill_the_cluster_one_ensemble_per_gpu():
     plan = plan_batch(version(), {"GPU": 8, "CPU": 64})
     assert plan.replicas == (8, 8, 8)
     assert plan.batch_size == (32, 32, 32)
-    assert plan.max_in_flight == 256  # 8 replicas × 32 requests
+    assert plan.max_in_flight == 512  # 2 × 8 replicas × 32 requests
     assert plan.prepare_workers == 32
     assert plan.cpu_share == 0.57  # 64 / (2 · (32 + 24)) = 0.5714…, rounded down
     one = plan_batch(version(), {"GPU": 1, "CPU": 16})
-    assert (one.replicas, one.max_in_flight, one.prepare_workers) == ((1, 1, 1), 32, 8)
+    assert (one.replicas, one.max_in_flight, one.prepare_workers) == ((1, 1, 1), 64, 8)
 
 
 def test_a_share_of_zero_counts_as_a_whole_gpu():
@@ -35,11 +35,11 @@ def test_a_share_of_zero_counts_as_a_whole_gpu():
 
 def test_cpu_defaults_half_the_cpus_for_the_models():
     two = plan_batch(version("cpu", (0, 0, 0)), {"CPU": 2})
-    assert (two.replicas, two.batch_size, two.max_in_flight) == ((1, 1, 1), (8, 8, 8), 8)
+    assert (two.replicas, two.batch_size, two.max_in_flight) == ((1, 1, 1), (8, 8, 8), 16)
     assert (two.prepare_workers, two.cpu_share) == (1, 0.25)  # as before replicas: 2/(2·4)
     sixteen = plan_batch(version("cpu", (0, 0, 0)), {"CPU": 16})
     assert sixteen.replicas == (2, 2, 2)  # floor(16 / 2 / 3 threads)
-    assert sixteen.max_in_flight == 16
+    assert sixteen.max_in_flight == 32
     threads = plan_batch(version("cpu", (0, 0, 0), a={"options": {"threads": 4}}),
                          {"CPU": 16})
     assert threads.replicas == (1, 1, 1)  # floor(8 / (4 + 1 + 1))
@@ -51,7 +51,7 @@ def test_command_line_wins_over_the_version_which_wins_over_the_default():
     assert (plan.replicas, plan.batch_size) == ((3, 1, 8), (16, 32, 32))
     plan = plan_batch(v, {"GPU": 8, "CPU": 64}, replicas={"*": 2, "c": 4}, batch_size=64)
     assert (plan.replicas, plan.batch_size) == ((2, 2, 4), (64, 64, 64))
-    assert plan.max_in_flight == 256  # c: 4 × 64
+    assert plan.max_in_flight == 512  # c: 2 × 4 × 64
     assert plan_batch(v, {"GPU": 8, "CPU": 64}, max_in_flight=5).max_in_flight == 5
 
 

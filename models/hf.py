@@ -119,9 +119,13 @@ class TransformersBackend(Backend):
         the agreement).
         """
         import copy
+        import inspect
 
         import torch
 
+        # transformers 5.x renames the forward's past_key_values to cache (the old name warns)
+        params = inspect.signature(self.model.forward).parameters
+        cache_kw = "cache" if "cache" in params else "past_key_values"
         out: list[np.ndarray | None] = [None] * len(requests)
         groups: dict[int, list[int]] = {}
         for k, req in enumerate(requests):
@@ -148,7 +152,8 @@ class TransformersBackend(Backend):
                     if "token_type_ids" in e:
                         extra["token_type_ids"] = e["token_type_ids"][:, common:].to(
                             self.spec.device)
-                    logits = self.model(input_ids=suffix, past_key_values=copy.deepcopy(cache),
+                    extra[cache_kw] = copy.deepcopy(cache)
+                    logits = self.model(input_ids=suffix,
                                         attention_mask=e["attention_mask"].to(self.spec.device),
                                         use_cache=True, **extra).logits
                     sel = logits[0, -1, self.token_ids(requests[k].choices)].double()

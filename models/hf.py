@@ -146,13 +146,14 @@ class TransformersBackend(Backend):
                           else v) for k, v in first.items()}
             with torch.inference_mode():
                 cache = self.model(**prefix, use_cache=True).past_key_values
-                for k, e in zip(members, encoded, strict=True):
+                for last, (k, e) in enumerate(zip(members, encoded, strict=True),
+                                              1 - len(members)):
                     suffix = e["input_ids"][:, common:].to(self.spec.device)
                     extra = {}
                     if "token_type_ids" in e:
                         extra["token_type_ids"] = e["token_type_ids"][:, common:].to(
                             self.spec.device)
-                    extra[cache_kw] = copy.deepcopy(cache)
+                    extra[cache_kw] = cache if last == 0 else copy.deepcopy(cache)  # last: own
                     logits = self.model(input_ids=suffix,
                                         attention_mask=e["attention_mask"].to(self.spec.device),
                                         use_cache=True, **extra).logits

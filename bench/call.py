@@ -133,6 +133,8 @@ def summarize(samples: list[dict], judge_version: str) -> dict[str, Any]:
 
 
 def _ms(s: float) -> str:
+    if s < 0.01:
+        return f"{1000 * s:.2f} ms"
     return f"{1000 * s:.1f} ms" if s < 1 else f"{s:.2f} s"
 
 
@@ -152,10 +154,12 @@ def markdown(summary: dict) -> str:
               f"{pc['cpu_s']['p99']:.4f} | |",
               f"| GPU-seconds | {pc['gpu_s']['p50']:.4f} | {pc['gpu_s']['p90']:.4f} | "
               f"{pc['gpu_s']['p99']:.4f} | |",
-              f"| cost of the models | ${pc['models_usd']['p50']:.8f} | "
+              f"| cost of the models (the judgment's estimate: model seconds × price) | "
+              f"${pc['models_usd']['p50']:.8f} | "
               f"${pc['models_usd']['p90']:.8f} | ${pc['models_usd']['p99']:.8f} | "
               f"${summary['target_models_usd']} |",
-              f"| cost of the call (CPU + GPU seconds) | ${pc['usd']['p50']:.8f} | "
+              f"| cost of the call (measured CPU-seconds + GPU-seconds × price) | "
+              f"${pc['usd']['p50']:.8f} | "
               f"${pc['usd']['p90']:.8f} | ${pc['usd']['p99']:.8f} | "
               f"${summary['target_call_usd']} |"]
     return "\n".join(lines)

@@ -119,3 +119,15 @@ def test_asks_of_failed_bundles_are_dropped_and_retries_go_alone_elsewhere():
     alone = _queue((1, 0, False), (2, None, False))
     assert [a.avoid for a in take(alone, replica=0, live=1, batch_size=8)] == [0]  # no other
     assert [len(a.requests) for a in alone] == [2]
+
+
+def test_replicas_and_batch_size_do_not_change_the_fingerprint():
+    from judge.ensemble.fingerprint import fingerprint
+    from judge.ensemble.taxonomy import load_taxonomy
+
+    tax = load_taxonomy()
+    plain = fingerprint(version("cpu", (0, 0, 0)), tax)
+    run_only = fingerprint(version("cpu", (0, 0, 0), a={"replicas": 4, "batch_size": 2}), tax)
+    assert run_only == plain
+    other = fingerprint(version("cpu", (0, 0, 0), a={"max_pixels": 1024}), tax)
+    assert other.changed(plain.parts) == ["models.a"]

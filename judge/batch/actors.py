@@ -91,7 +91,7 @@ class ModelActor:
         self.backend.close()
 
 
-def model_actor(entry: ModelEntry, cpu_share: float):
+def model_actor(entry: ModelEntry, cpu_share: float, placement: tuple | None = None):
     """A ModelActor with the entry's resources (a GPU share on CUDA, else a CPU share).
 
     The model path is resolved here, in the driver (``{models_dir}`` from the driver's
@@ -100,8 +100,20 @@ def model_actor(entry: ModelEntry, cpu_share: float):
     """
     spec = entry.spec()
     # a replica whose process dies is restarted once; the driver re-sends the calls it lost
-    restart = {"max_restarts": MAX_RESTARTS}
+    opts: dict = {"max_restarts": MAX_RESTARTS, "num_cpus": cpu_share}
     if entry.device.startswith("cuda"):
-        return ModelActor.options(num_gpus=entry.gpu_share, num_cpus=cpu_share,
-                                  **restart).remote(spec)
-    return ModelActor.options(num_cpus=cpu_share, **restart).remote(spec)
+        opts["num_gpus"] = entry.gpu_share
+    if placement is not None:  # its bundle of the batch's placement group
+        from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
+
+        opts["scheduling_strategy"] = PlacementGroupSchedulingStrategy(
+            placement_group=placement[0], placement_group_bundle_index=placement[1])
+    return ModelActor.options(**opts).remote(spec)
+
+
+def model_resources(entry: ModelEntry, cpu_share: float) -> dict[str, float]:
+    """What one replica of ``entry`` reserves: its CPU share, and its GPU share on CUDA."""
+    out = {"CPU": cpu_share}
+    if entry.device.startswith("cuda") and entry.gpu_share > 0:
+        out["GPU"] = entry.gpu_share
+    return out

@@ -39,8 +39,15 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 import ray
+from ray.util.placement_group import placement_group, remove_placement_group
 
-from judge.batch.actors import MAX_RESTARTS, Failure, PrepareActor, model_actor
+from judge.batch.actors import (
+    MAX_RESTARTS,
+    Failure,
+    PrepareActor,
+    model_actor,
+    model_resources,
+)
 from judge.batch.plan import Plan, check_overrides, plan_batch
 from judge.bundle.manifest import claimed_bundle_hash
 from judge.ensemble.judge import Judge, Prepared, QuestionFlow
@@ -177,15 +184,46 @@ def take(queue: deque[_Ask], replica: int, live: int, batch_size: int) -> list[_
     return batch
 
 
+def place_replicas(version: JudgeVersion, plan: Plan, timeout_s: float):
+    """A placement group with one bundle per model replica, ready; else a :class:`BatchError`.
+
+    Ray reserves all bundles or none ("SPREAD": over as many nodes as it can), so a plan
+    whose shares do not fit on the nodes as they are (three 0.6-GPU replicas on two 1-GPU
+    nodes) is known before any model loads.
+    """
+    bundles = [model_resources(m, plan.cpu_share)
+               for m, n in zip(version.models, plan.replicas, strict=True) for _ in range(n)]
+    pg = placement_group(bundles, strategy="SPREAD")
+    try:
+        ray.get(pg.ready(), timeout=timeout_s)
+    except ray.exceptions.GetTimeoutError:
+        remove_placement_group(pg)
+        def one(m) -> str:
+            return " ".join(f"{v:g} {k}" for k, v in model_resources(m, plan.cpu_share).items())
+
+        asked = ", ".join(f"{m.name} {n}×({one(m)})"
+                          for m, n in zip(version.models, plan.replicas, strict=True))
+        nodes = [n["Resources"] for n in ray.nodes() if n.get("Alive")]
+        per_node = ", ".join(f"({r.get('CPU', 0):g} CPU {r.get('GPU', 0):g} GPU)" for r in nodes)
+        raise BatchError(f"the replicas could not be placed within {timeout_s:g} s: {asked} "
+                         f"on nodes of {per_node} (shares that do not fit one node, or "
+                         "resources in use)") from None
+    return pg
+
+
 def run_batch(uris: list[str], version: JudgeVersion, ledger: Ledger,
               ray_address: str | None = None, max_in_flight: int | None = None,
               prepare_workers: int | None = None, progress: bool = True,
               replicas: dict[str, int] | int | None = None,
-              batch_size: dict[str, int] | int | None = None) -> BatchSummary:
+              batch_size: dict[str, int] | int | None = None,
+              place_timeout_s: float = 60.0) -> BatchSummary:
     """Judge ``uris`` with ``version`` into ``ledger``; see the module docstring.
 
     ``replicas`` / ``batch_size``: one number for every model or ``{name: n}``; unset, the
-    version's, else :mod:`judge.batch.plan`'s defaults for the cluster.
+    version's, else :mod:`judge.batch.plan`'s defaults for the cluster. The replicas are
+    reserved together as one placement group (Ray places its bundles, spread over the
+    nodes); one the cluster cannot place within ``place_timeout_s`` is a one-line
+    :class:`BatchError` before any model loads, not a batch that waits forever.
     """
     if max_in_flight is not None:
         check_max_in_flight(max_in_flight)
@@ -208,10 +246,12 @@ def run_batch(uris: list[str], version: JudgeVersion, ledger: Ledger,
     names = [m.name for m in version.models]
     summary.calls = {n: {"calls": 0, "requests": 0, "compute_s": 0.0, "replicas_lost": 0}
                      for n in names}
+    pg = place_replicas(version, plan, place_timeout_s)
     preps = [PrepareActor.options(num_cpus=plan.cpu_share).remote(version)
              for _ in range(plan.prepare_workers)]
-    pools = [[_Replica(model_actor(m, plan.cpu_share), r) for r in range(plan.replicas[i])]
-             for i, m in enumerate(version.models)]
+    slots = iter(range(sum(plan.replicas)))
+    pools = [[_Replica(model_actor(m, plan.cpu_share, (pg, next(slots))), r)
+              for r in range(plan.replicas[i])] for i, m in enumerate(version.models)]
     actors = [*preps, *(rep.handle for pool in pools for rep in pool)]
     t_start = time.perf_counter()
     errors = ray.get([rep.handle.ready.remote() for pool in pools for rep in pool])
@@ -222,6 +262,7 @@ def run_batch(uris: list[str], version: JudgeVersion, ledger: Ledger,
     if bad:
         for actor in actors:
             ray.kill(actor)
+        remove_placement_group(pg)
         raise BatchError("; ".join(bad))
     queues: list[deque[_Ask]] = [deque() for _ in pools]
     pending: dict[Any, tuple] = {}
@@ -371,4 +412,5 @@ def run_batch(uris: list[str], version: JudgeVersion, ledger: Ledger,
         summary.seconds = time.perf_counter() - t0
         for actor in actors:
             ray.kill(actor)
+        remove_placement_group(pg)
     return summary

@@ -72,3 +72,31 @@ def test_a_replica_killed_mid_batch_costs_nothing_and_errors_cost_their_bundles(
         # every judged bundle's two questions were answered by c exactly once; the call the
         # dead replica lost is re-sent, so c saw at least as many requests as that
         assert s.calls["c"]["requests"] >= 2 * (N - len(mugs))
+
+
+def test_replicas_that_fit_the_sum_but_not_the_nodes_are_refused_in_one_line(
+        make_bundles, tmp_path, cluster):
+    """Three 0.6-GPU models: 1.8 GPUs of the cluster's 2, but no 1-GPU node holds two of them.
+
+    The replicas are one placement group, so Ray says so (it stays pending) instead of the
+    batch waiting forever for an actor it cannot place."""
+    import pytest
+
+    from judge.batch.run import BatchError, run_batch
+    from judge.ensemble.version import JudgeVersion
+    from judge.ledgers.store import Ledger
+
+    version = JudgeVersion(name="fake-unplaceable", models=[
+        {"name": n, "backend": "fake", "device": "cuda", "gpu_share": 0.6} for n in "abc"])
+    bundles = make_bundles(2, seed=11, width=96, height=64, fps=5)
+    with Ledger.open(f"sqlite:///{tmp_path / 'p.db'}") as ledger:
+        with pytest.raises(BatchError) as err:
+            run_batch([str(p) for p in bundles], version, ledger, progress=False,
+                      place_timeout_s=3)
+        one = "0.25 CPU 0.6 GPU"
+        assert str(err.value) == (
+            f"the replicas could not be placed within 3 s: a 1×({one}), b 1×({one}), "
+            f"c 1×({one}) on nodes of (1 CPU 1 GPU), (1 CPU 1 GPU) (shares that do not fit "
+            "one node, or resources in use)")
+        assert ledger.counts() == {"runs": 0, "judgments": 0, "operator_labels": 0}
+        assert ledger.failures() == []

@@ -18,9 +18,10 @@ seconds (``seconds × its requests / the call's requests``), not the time it que
 A call that fails (the model raised, or its replica died) is retried once per bundle,
 each bundle alone and on another replica of the model when there is one — so an
 innocent bundle batched with a poisoned one is not failed; a second failure records the
-bundle in ``batch_failures``. A replica that died more often than it may restart is
-dropped from its model's pool; a model with no live replica left fails its remaining
-bundles, one record each.
+bundle in ``batch_failures``. A replica whose process died gets no work until Ray has
+restarted it (its ``ready()`` answers); one that will not come back is dropped from its
+model's pool; a model with no live replica left fails its remaining bundles, one record
+each.
 
 Resumable: bundles already judged by this version are skipped, known by their bundle
 hash (the manifest's), whatever folder or mount they are read from now. Before any
@@ -42,7 +43,6 @@ import ray
 from ray.util.placement_group import placement_group, remove_placement_group
 
 from judge.batch.actors import (
-    MAX_RESTARTS,
     Failure,
     PrepareActor,
     model_actor,
@@ -128,14 +128,22 @@ class _Ask:
 
 @dataclass
 class _Replica:
+    """One model replica as the driver sees it.
+
+    After a call fails because the replica's process died, it is *recovering*: the driver
+    asks it ``ready()``, which Ray answers once the actor restarted (it is usable again) or
+    fails once it will not restart (``max_restarts`` spent): then it is *dead*.
+    """
+
     handle: Any
     index: int
     busy: bool = False
-    deaths: int = 0
+    recovering: bool = False
+    dead: bool = False
 
     @property
-    def dead(self) -> bool:
-        return self.deaths > MAX_RESTARTS
+    def available(self) -> bool:
+        return not (self.busy or self.recovering or self.dead)
 
 
 def _one_line(exc: Exception) -> str:
@@ -244,8 +252,8 @@ def run_batch(uris: list[str], version: JudgeVersion, ledger: Ledger,
                             max_in_flight, prepare_workers)
     summary.plan = plan.as_dict(version)
     names = [m.name for m in version.models]
-    summary.calls = {n: {"calls": 0, "requests": 0, "compute_s": 0.0, "replicas_lost": 0}
-                     for n in names}
+    summary.calls = {n: {"calls": 0, "requests": 0, "compute_s": 0.0, "restarts": 0,
+                         "replicas_lost": 0} for n in names}
     pg = place_replicas(version, plan, place_timeout_s)
     preps = [PrepareActor.options(num_cpus=plan.cpu_share).remote(version)
              for _ in range(plan.prepare_workers)]
@@ -290,7 +298,7 @@ def run_batch(uris: list[str], version: JudgeVersion, ledger: Ledger,
                                   f"model {names[i]!r}: no live replica left")
                 continue
             for rep in live:
-                if rep.busy or not queues[i]:
+                if not rep.available or not queues[i]:
                     continue
                 asks = take(queues[i], rep.index, len(live), plan.batch_size[i])
                 if not asks:
@@ -360,10 +368,26 @@ def run_batch(uris: list[str], version: JudgeVersion, ledger: Ledger,
             else:
                 enqueue(a.work)
 
+    def probe(i: int, rep: _Replica) -> None:
+        rep.recovering = True
+        pending[rep.handle.ready.remote()] = ("probe", i, rep)
+
+    def probed(i: int, rep: _Replica, outcome: Any) -> None:
+        """What ``ready()`` said after a death: restarted (None), or gone for good."""
+        if isinstance(outcome, ray.exceptions.ActorUnavailableError):
+            time.sleep(0.1)  # unreachable for now, neither restarted nor dead: ask again
+            pending[rep.handle.ready.remote()] = ("probe", i, rep)
+            return
+        rep.recovering = False
+        if outcome is None:
+            summary.calls[names[i]]["restarts"] += 1
+        else:  # died for good, or restarted but its model no longer loads
+            rep.dead = True
+            summary.calls[names[i]]["replicas_lost"] += 1
+
     def call_failed(i: int, rep: _Replica, asks: list[_Ask], exc: Exception) -> None:
-        if isinstance(exc, ray.exceptions.RayActorError):
-            rep.deaths += 1
-            summary.calls[names[i]]["replicas_lost"] += int(rep.dead)
+        if isinstance(exc, ray.exceptions.RayActorError) and not rep.recovering:
+            probe(i, rep)
         retry = []
         for a in asks:
             if a.work.failed:
@@ -390,7 +414,9 @@ def run_batch(uris: list[str], version: JudgeVersion, ledger: Ledger,
             try:
                 result = ray.get(ready[0])
             except ray.exceptions.RayError as exc:  # the model raised, or its replica died
-                if entry[0] == "ask":
+                if entry[0] == "probe":
+                    probed(entry[1], entry[2], exc)
+                elif entry[0] == "ask":
                     call_failed(entry[1], entry[2], entry[3], exc)
                 elif not entry[1].failed:  # a prepare actor died
                     fail_work(entry[1], type(exc).__name__, _one_line(exc))
@@ -403,6 +429,8 @@ def run_batch(uris: list[str], version: JudgeVersion, ledger: Ledger,
                         work.prepared = result  # its frames stay where they were decoded
                         work.flow = QuestionFlow(judge, result)
                         enqueue(work)
+                elif entry[0] == "probe":
+                    probed(entry[1], entry[2], result)
                 else:
                     answered(entry[1], entry[3], *result)
     except KeyboardInterrupt:

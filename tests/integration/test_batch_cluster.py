@@ -64,7 +64,7 @@ def test_a_replica_killed_mid_batch_costs_nothing_and_errors_cost_their_bundles(
         assert (s.total, s.judged, len(s.failed)) == (N, N - len(mugs), len(mugs))
         assert {f["uri"].rsplit("/", 1)[-1] for f in s.failed} == mugs
         assert {f["error"] for f in s.failed} == {"RayTaskError(ModelError)"}
-        assert s.calls["c"]["replicas_lost"] == 0  # restarted, kept in the pool
+        assert (s.calls["c"]["restarts"], s.calls["c"]["replicas_lost"]) == (1, 0)  # back
         assert ledger.judged_run_ids("fake-cluster") == {p.name for p in bundles} - mugs
         assert ledger.counts()["judgments"] == N - len(mugs)
         assert sorted(f["bundle_uri"].rsplit("/", 1)[-1]

@@ -52,7 +52,7 @@ def test_each_judgment_costs_its_share_of_the_compute_seconds(eight, tmp_path, g
     with Ledger.open(f"sqlite:///{tmp_path / 'c.db'}") as ledger:
         s = run_batch(eight[:3], version, ledger, max_in_flight=1, progress=False)
         assert (s.judged, len(s.failed)) == (3, 0)
-        assert s.calls == {n: {"calls": 3, "requests": 6, "compute_s": 0.375,
+        assert s.calls == {n: {"calls": 3, "requests": 6, "compute_s": 0.375, "restarts": 0,
                                "replicas_lost": 0} for n in "abc"}
         for uri in eight[:3]:
             j = ledger.get_judgment(uri.rsplit("/", 1)[-1], "fake-cost")
@@ -137,6 +137,6 @@ def test_a_replica_that_keeps_dying_is_dropped_and_its_model_fails_the_rest(eigh
         assert [f["uri"] for f in s.failed] == eight[4:]
         assert [f["error"] for f in s.failed] == ["ReplicasLost"] * 4
         assert {f["message"] for f in s.failed} == {"model 'c': no live replica left"}
-        assert s.calls["c"]["replicas_lost"] == 1
+        assert (s.calls["c"]["restarts"], s.calls["c"]["replicas_lost"]) == (1, 1)
         assert ledger.judged_run_ids("fake-lost") == set(names[:4])
         assert len(ledger.failures("fake-lost")) == 4

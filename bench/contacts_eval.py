@@ -1,10 +1,24 @@
-"""Contact detection against synthetic ground truth: recall, timing error, spurious events.
+"""Contact detection against ground truth: recall, timing error, spurious events.
 
-    python -m bench.contacts_eval --n 50 --seed 7
+    python -m bench.contacts_eval --n 50 --seed 7                      # synth, contact force
+    python -m bench.contacts_eval --n 50 --seed 7 --signal actuator    # synth, real gripper
+    python -m bench.contacts_eval --source sim --n 40 --signal actuator --workers 2
+    python -m bench.contacts_eval --source sim --n 20 --signal actuator --perturbation release
 
-Generates ``n`` synthetic bundles (small frames: only the signals matter here),
-reads them through the real intake and MCAP path, runs the detector and matches
-each ground-truth contact to a detected event of the same kind within ±0.1 s.
+Generates ``n`` bundles — ``synth`` (bench.synth, small frames: only the signals matter)
+or ``sim`` (physics rollouts, bench.sim) — whose ``/gripper`` effort is either the
+finger–object contact force (``--signal contact``) or what a real gripper reports
+(``--signal actuator``: its motor effort, high whenever driven; such bundles name a
+gripper profile and go through ``judge.bundle.fingers``). Reads them through the real
+intake and MCAP path, runs the detector as the judge does, and matches each ground-truth
+contact to a detected event of the same kind within ±0.1 s. With ``--signal actuator``
+the same bundles are also scored with their profiles ignored (``baseline_force_detector``:
+the force detector reading the motor effort as a contact force, as before).
+
+``miss`` events (fingers closed fully on nothing: only the width detector reports them)
+have no timed ground truth: a miss in a bundle whose outcome is ``grasp.miss`` counts as
+found (``miss_bundles_found``), anywhere else as spurious. ``gripper_spurious_per_bundle``
+leaves out ``impact`` (the joint-effort detector, the same for both signal kinds).
 """
 
 from __future__ import annotations
@@ -20,21 +34,47 @@ from bench.synth import SynthConfig, write_synthetic_set
 from judge.bundle.contacts import detect_contacts
 from judge.bundle.decode import load_streams
 from judge.bundle.intake import intake
+from judge.bundle.streams import GRIPPER_META
+from judge.config import resolve_gripper, sampling_config
 
 TOLERANCE_S = 0.1
 
 
-def evaluate(bundles: list[Path], tolerance: float = TOLERANCE_S) -> dict:
-    """Match detections to truth per bundle; returns counts and per-kind figures."""
+def _outcome(truth: dict) -> str:
+    return truth.get("outcome") or ("success" if truth.get("success")
+                                    else truth.get("failure_class") or "")
+
+
+def evaluate(bundles: list[Path], tolerance: float = TOLERANCE_S,
+             use_profile: bool = True) -> dict:
+    """Match detections to truth per bundle; returns counts and per-kind figures.
+
+    ``use_profile=False`` ignores the bundles' gripper profiles: the force detector reads
+    whatever the effort is (the baseline an actuator effort defeats).
+    """
+    cfg = sampling_config()
     found = missed = spurious = 0
     errors: list[float] = []
     misses: list[dict] = []
     kinds: dict[str, int] = {}
+    found_by_kind: dict[str, int] = {}
+    spurious_by_kind: dict[str, int] = {}
     spurious_events: list[dict] = []
+    miss_bundles = miss_found = 0
     for folder in bundles:
-        truth = json.loads((Path(folder) / "truth.json").read_text())["contacts"]
-        events = detect_contacts(load_streams(intake(str(folder))).signals)
+        doc = json.loads((Path(folder) / "truth.json").read_text())
+        truth = [c for c in doc["contacts"] if c["kind"] in ("grasp", "release", "slip",
+                                                              "impact")]
+        streams = load_streams(intake(str(folder)))
+        gripper = resolve_gripper(streams.metadata.get(GRIPPER_META)) if use_profile else None
+        events = detect_contacts(streams.signals, cfg.contacts, gripper, cfg.fingers)
         used: set[int] = set()
+        if _outcome(doc) == "grasp.miss":
+            miss_bundles += 1
+            mi = [i for i, e in enumerate(events) if e.kind == "miss"]
+            if mi:
+                miss_found += 1
+                used.add(mi[0])
         for tc in truth:
             kinds[tc["kind"]] = kinds.get(tc["kind"], 0) + 1
             cands = [(abs(e.t - tc["t"]), i) for i, e in enumerate(events)
@@ -43,31 +83,63 @@ def evaluate(bundles: list[Path], tolerance: float = TOLERANCE_S) -> dict:
                 err, i = min(cands)
                 used.add(i)
                 found += 1
+                found_by_kind[tc["kind"]] = found_by_kind.get(tc["kind"], 0) + 1
                 errors.append(err)
             else:
                 missed += 1
                 misses.append({"bundle": Path(folder).name, **tc})
-        spurious += len(events) - len(used)
-        spurious_events += [{"bundle": Path(folder).name, **e.as_dict()}
-                            for i, e in enumerate(events) if i not in used]
+        extra = [e for i, e in enumerate(events) if i not in used]
+        spurious += len(extra)
+        for e in extra:
+            spurious_by_kind[e.kind] = spurious_by_kind.get(e.kind, 0) + 1
+        spurious_events += [{"bundle": Path(folder).name, **e.as_dict()} for e in extra]
     n = len(bundles)
     return {"bundles": n, "truth_contacts": found + missed, "found": found, "missed": missed,
             "spurious": spurious, "spurious_per_bundle": spurious / n if n else 0.0,
             "max_abs_error_s": max(errors, default=0.0),
             "median_abs_error_s": float(np.median(errors)) if errors else 0.0,
-            "truth_by_kind": dict(sorted(kinds.items())), "misses": misses,
-            "spurious_events": spurious_events}
+            "truth_by_kind": dict(sorted(kinds.items())),
+            "found_by_kind": dict(sorted(found_by_kind.items())),
+            "spurious_by_kind": dict(sorted(spurious_by_kind.items())),
+            "gripper_spurious_per_bundle": sum(v for k, v in spurious_by_kind.items()
+                                               if k != "impact") / n if n else 0.0,
+            "miss_bundles": miss_bundles, "miss_bundles_found": miss_found,
+            "misses": misses, "spurious_events": spurious_events}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=50)
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--source", choices=("synth", "sim"), default="synth")
+    parser.add_argument("--signal", choices=("contact", "actuator"), default="contact",
+                        help="what /gripper's effort is (default: contact force)")
+    parser.add_argument("--workers", type=int, default=1, help="sim: rollout processes")
+    parser.add_argument("--tasks", default="pick-place,pick-place-wall",
+                        help="sim: tasks (grasping ones)")
+    parser.add_argument("--perturbation", default=None,
+                        help="sim: force one perturbation kind (e.g. release) for every run")
+    parser.add_argument("--duration", type=float, default=3.0, help="sim: seconds a rollout")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        cfg = SynthConfig(seed=args.seed, width=96, height=64, fps=5)
-        result = evaluate(write_synthetic_set(tmp, args.n, cfg))
-    print(json.dumps(result, indent=2))
+        if args.source == "synth":
+            cfg = SynthConfig(seed=args.seed, width=96, height=64, fps=5,
+                              gripper_signal=args.signal)
+            bundles = write_synthetic_set(tmp, args.n, cfg)
+        else:
+            from bench.sim.generate import make_config, write_sim_set
+
+            sim = make_config(seed=args.seed, tasks=args.tasks, width=64, height=48, fps=8,
+                              gripper_signal=args.signal, perturbation=args.perturbation,
+                              duration_s=args.duration)
+            bundles, _ = write_sim_set(tmp, args.n, sim, workers=args.workers)
+        result = evaluate(bundles)
+        if args.signal == "actuator":
+            base = evaluate(bundles, use_profile=False)
+            result["baseline_force_detector"] = {
+                k: v for k, v in base.items() if k not in ("misses", "spurious_events")}
+    print(json.dumps({"source": args.source, "signal": args.signal, "seed": args.seed,
+                      **result}, indent=2))
 
 
 if __name__ == "__main__":

@@ -1,9 +1,12 @@
 """Judge quality on physics truth: the v1 -> v2 loop end to end, timed stage by stage.
 
-``python -m bench.judge_quality --n 400 --out bench-out/judge-quality [--workers 2]``:
+``python -m bench.judge_quality --n 600 --out bench-out/judge-quality [--workers 2]
+[--judge tiny-vision]``:
 
+0. ``rcjudge models build-tiny --profile vision`` when the judge is ``tiny-vision`` and its
+   models are not built yet;
 1. ``rcjudge sim``: N Meta-World rollouts over the tasks, cameras drawn per rollout;
-2. ``rcjudge batch``: the untrained ``tiny`` judge (v1) judges them all;
+2. ``rcjudge batch``: the untrained judge (v1, default ``tiny-vision``) judges them all;
 3. ``rcjudge truth-labels`` + ``labels import``: operator labels (from the physics truth)
    for ``--label-fraction`` of the runs;
 4. ``rcjudge train``: v2 from v1's labelled history, ``--hold-out-task`` never used;
@@ -68,24 +71,35 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--tasks", default=TASKS)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--workers", type=int, default=2)
-    ap.add_argument("--label-fraction", type=float, default=0.6)
+    ap.add_argument("--judge", default="tiny-vision", help="v1, the version trained from")
+    ap.add_argument("--v2", help="name of the trained version (default JUDGE-qSEED); a name "
+                    "already trained is never overwritten")
+    ap.add_argument("--label-fraction", type=float, default=0.7)
     ap.add_argument("--hold-out-task", default="metaworld.pick_place_wall")
-    ap.add_argument("--epochs", type=int, default=8)
+    ap.add_argument("--epochs", type=int, default=20)
+    ap.add_argument("--patience", type=int, default=5)
+    ap.add_argument("--lr", type=float, default=5e-4)
+    ap.add_argument("--warmup-steps", type=int, default=60)
     ap.add_argument("--out", default="bench-out/judge-quality")
     args = ap.parse_args(argv)
 
     out = Path(args.out).absolute()
     out.mkdir(parents=True, exist_ok=True)
     log, db = out / "log.txt", f"sqlite:///{out / 'ledger.db'}"
-    v2 = f"tiny-q{args.seed}"
+    v1, v2 = args.judge, args.v2 or f"{args.judge}-q{args.seed}"
     times: dict[str, float] = {}
     at = "2026-12-01T00:00:00Z"
+    if v1 == "tiny-vision":
+        from models.tiny import FOLDERS
+        from rcjudge.home import models_dir
+
+        if not (models_dir() / FOLDERS["vision"] / "llava" / "config.json").exists():
+            _run(["models", "build-tiny", "--profile", "vision"], log)
     if not (out / "bundles").exists():
         times["sim"] = _run(["sim", "--tasks", args.tasks, "--n", str(args.n), "--out",
                              str(out / "bundles"), "--seed", str(args.seed), "--workers",
                              str(args.workers)], log)
-    times["judge v1"] = _run(["batch", str(out / "bundles"), "--judge", "tiny", "--db", db],
-                             log)
+    times["judge v1"] = _run(["batch", str(out / "bundles"), "--judge", v1, "--db", db], log)
     if not (out / "labels.csv").exists():
         _run(["truth-labels", str(out / "bundles"), "--out", str(out / "labels.csv"),
               "--fraction", str(args.label_fraction), "--seed", str(args.seed),
@@ -95,21 +109,22 @@ def main(argv: list[str] | None = None) -> int:
         _run(["labels", "import", str(out / "labels.csv"), "--db", db], log)
     config = out / f"{v2}.yaml"
     if not config.exists():
-        times["train v2"] = _run(["train", "--from", "tiny", "--out", v2, "--config",
+        times["train v2"] = _run(["train", "--from", v1, "--out", v2, "--config",
                                   str(config), "--db", db, "--epochs", str(args.epochs),
+                                  "--patience", str(args.patience), "--lr", str(args.lr),
+                                  "--warmup-steps", str(args.warmup_steps),
                                   "--seed", str(args.seed), "--hold-out-tasks",
                                   args.hold_out_task], log)
-    times["judge v2"] = _run(["rejudge", "--from", "tiny", "--to", str(config), "--db", db],
-                             log)
+    times["judge v2"] = _run(["rejudge", "--from", v1, "--to", str(config), "--db", db], log)
     t0 = time.perf_counter()
-    _run(["eval", "--judge", "tiny", "--compare", str(config), "--labels",
+    _run(["eval", "--judge", v1, "--compare", str(config), "--labels",
           str(out / "truth.csv"), "--db", db, "--out", str(out / "eval")], log)
     times["eval"] = time.perf_counter() - t0
     report = json.loads((out / "eval" / "report.json").read_text())
-    print(table(report, "tiny", v2))
+    print(table(report, v1, v2))
     print("\nper task, success accuracy (v1 | v2):")
     for task, row in sorted(report["versions"][v2]["per_task"].items()):
-        v1_row = report["versions"]["tiny"]["per_task"].get(task, {})
+        v1_row = report["versions"][v1]["per_task"].get(task, {})
         print(f"  {task:<34} {v1_row.get('success_accuracy')} | {row.get('success_accuracy')}"
               f"  (n {row.get('n')})")
     print("\nwall seconds: " + ", ".join(f"{k} {v:.0f}" for k, v in times.items()))

@@ -1,4 +1,5 @@
-# API image: the verdict screen and its JSON routes (`rcjudge serve`, FastAPI + uvicorn), on CPU.
+# API image: the HTTP Judge API (`rcjudge api serve`, FastAPI + uvicorn; docs/api.md), on CPU.
+# The same image serves the verdict screen: --entrypoint rcjudge … serve --host 0.0.0.0.
 FROM python:3.11-slim
 WORKDIR /opt/rcjudge
 COPY pyproject.toml README.md ./
@@ -12,6 +13,5 @@ RUN pip install --no-cache-dir .
 ENV RCJUDGE_CONFIGS=/opt/rcjudge/configs
 RUN useradd --create-home --uid 10001 rcjudge
 USER 10001
-EXPOSE 8765
-ENTRYPOINT ["rcjudge", "serve", "--host", "0.0.0.0", "--port", "8765"]
-CMD ["--help"]
+EXPOSE 8000
+ENTRYPOINT ["rcjudge", "api", "serve", "--host", "0.0.0.0", "--port", "8000"]

@@ -32,17 +32,51 @@ def _cmd_inspect(args: argparse.Namespace) -> int:
 
 def _cmd_bundle_create(args: argparse.Namespace) -> int:
     from judge.bundle.create import create_bundle
+    from judge.bundle.transcode import EncodeOptions
 
     videos = {}
     for item in args.video:
         name, sep, path = item.partition("=")
         if not sep or not name or not path:
-            raise JudgeError(f"--video {item!r}: expected NAME=PATH.mp4")
+            raise JudgeError(f"--video {item!r}: expected NAME=PATH")
         videos[name] = path
-    manifest = create_bundle(videos=videos, signals=args.signals,
-                             attribution=args.attribution, out=args.out)
-    _emit(manifest.model_dump(mode="json"), args.json,
-          lambda m: f"bundle {args.out}: hash {m['bundle_hash']}")
+    encode = EncodeOptions(keyframe_s=args.keyframe_s, crf=args.crf, preset=args.preset,
+                           force=args.reencode)
+    created = create_bundle(videos=videos, signals=args.signals, attribution=args.attribution,
+                            out=args.out, encode=encode, progress=not args.json,
+                            gripper=args.gripper)
+
+    def text(d: dict) -> str:
+        lines = [f"bundle {args.out}: hash {d['bundle_hash']}"]
+        for name, c in d["cameras"].items():
+            how = "copied" if c["mode"] == "copy" else f"re-encoded ({c['reason']})"
+            lines.append(f"  {name}: {c['codec']}, {c['frames']} frames, {how}")
+        return "\n".join(lines)
+
+    _emit(created.as_dict(), args.json, text)
+    return 0
+
+
+def _cmd_explain(args: argparse.Namespace) -> int:
+    from judge.explain import explain
+
+    r = explain(args.target, args.judge, args.out, args.db, args.mcap)
+    _emit(r, args.json, lambda d: f"{d['out']}: run {d['run_id']} by {d['judge_version']} "
+          f"({d['judgment']}), {d['sampled']} frames a camera, {d['shown']} shown, "
+          f"{len(d['contacts'])} contact event(s)")
+    return 0
+
+
+def _cmd_import_lerobot(args: argparse.Namespace) -> int:
+    from judge.bundle.lerobot import import_lerobot
+    from judge.bundle.transcode import EncodeOptions
+
+    rows = import_lerobot(args.dataset, args.out, args.mapping, args.episodes,
+                          args.pad_cameras, EncodeOptions(keyframe_s=args.keyframe_s,
+                                                          crf=args.crf),
+                          progress=not args.json)
+    _emit(rows, args.json, lambda rs: "\n".join(
+        f"episode {r['episode_index']}: {r['bundle']} ({r['task_id']})" for r in rs))
     return 0
 
 
@@ -247,6 +281,7 @@ def _cmd_train(args: argparse.Namespace) -> int:
     from judge.ledgers.store import Ledger
 
     cfg = TrainConfig(seed=args.seed, epochs=args.epochs, lr=args.lr, batch=args.batch,
+                      patience=args.patience, warmup_steps=args.warmup_steps,
                       test_fraction=args.test_fraction, max_steps=args.max_steps,
                       lora=args.lora, lora_rank=args.lora_rank,
                       hold_out_tasks=tuple(t for t in (args.hold_out_tasks or "").split(",")
@@ -297,10 +332,11 @@ def _cmd_eval(args: argparse.Namespace) -> int:
 
 
 def _cmd_build_tiny(args: argparse.Namespace) -> int:
-    from models.tiny import build_tiny
+    from models.tiny import FOLDERS, build_tiny
     from rcjudge.home import models_dir
 
-    built = build_tiny(args.out or models_dir() / "tiny", seed=args.seed)
+    built = build_tiny(args.out or models_dir() / FOLDERS[args.profile], seed=args.seed,
+                       profile=args.profile)
     rows = [{"name": m.name, "path": str(m.path), "architecture": m.architecture,
              "bytes": m.bytes, "parameters": m.parameters} for m in built]
     _emit(rows, args.json, lambda rs: "\n".join(
@@ -377,14 +413,52 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     bundle = sub.add_parser("bundle", help="bundle tools").add_subparsers(
         dest="bundle_command", required=True, metavar="COMMAND")
-    p = bundle.add_parser("create", help="build a bundle from three mp4 files and a signal table")
-    p.add_argument("--video", action="append", required=True, metavar="NAME=PATH.mp4",
-                   help="a camera recording; give it three times")
+    p = bundle.add_parser("create", help="build a bundle from three videos and a signal table")
+    p.add_argument("--video", action="append", required=True, metavar="NAME=PATH",
+                   help="a camera recording (any codec PyAV decodes); give it three times")
     p.add_argument("--signals", required=True, help="Parquet or CSV signal table")
     p.add_argument("--attribution", required=True, help="JSON file with the attribution fields")
     p.add_argument("--out", required=True, help="output bundle folder (must not exist)")
+    p.add_argument("--keyframe-s", type=float, default=0.5,
+                   help="keyframe interval of re-encoded cameras (s, default 0.5)")
+    p.add_argument("--crf", type=int, default=18,
+                   help="libx264 quality of re-encoded cameras (0 lossless..51, default 18)")
+    p.add_argument("--preset", default="veryfast", help="libx264 preset (default veryfast)")
+    p.add_argument("--reencode", action="store_true",
+                   help="re-encode every camera, even one that could be copied")
+    p.add_argument("--gripper", metavar="PROFILE|FILE.yaml",
+                   help="gripper profile (configs/grippers.yaml) or a YAML file of its fields: "
+                        "gripper.force is then that gripper's effort, not a contact force")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=_cmd_bundle_create)
+
+    imp = sub.add_parser("import", help="turn other formats into bundles").add_subparsers(
+        dest="import_command", required=True, metavar="FORMAT")
+    p = imp.add_parser("lerobot", help="each episode of a LeRobot v3.0/v2.1 dataset -> a bundle")
+    p.add_argument("dataset", metavar="DATASET_DIR")
+    p.add_argument("--out", required=True, help="folder the bundles go into")
+    p.add_argument("--mapping", required=True, metavar="FILE.yaml",
+                   help="attribution, task.id per task text, gripper dimensions (docs/lerobot.md)")
+    p.add_argument("--episodes", help="e.g. 0,3-9 (default: all)")
+    p.add_argument("--pad-cameras", action="store_true",
+                   help="fewer than three cameras: repeat the first (default: refuse)")
+    p.add_argument("--keyframe-s", type=float, default=0.5)
+    p.add_argument("--crf", type=int, default=18)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=_cmd_import_lerobot)
+
+    p = sub.add_parser("explain", help="one HTML page: frames, signals, contacts and every "
+                       "model's answers behind a judgment")
+    p.add_argument("target", metavar="BUNDLE|RUN_ID",
+                   help="a bundle (judged now) or a run id (its judgment from the ledger)")
+    p.add_argument("--judge", default="tiny", help="judge version (name or YAML file)")
+    p.add_argument("--out", required=True, metavar="FILE.html", help="the page to write")
+    p.add_argument("--db", default=None, help="ledger URL for a RUN_ID (default $RCJUDGE_DB, "
+                   "else the embedded SQLite file)")
+    p.add_argument("--mcap", metavar="FILE.mcap", help="also write the contact events and "
+                   "sampled frames as Foxglove annotations (open it beside the bundle's MCAP)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=_cmd_explain)
 
     p = sub.add_parser("judge", help="judge bundles with a judge version (three VLMs, voted)")
     p.add_argument("bundles", nargs="+", metavar="BUNDLE", help="bundle folders or URIs")
@@ -446,6 +520,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--epochs", type=int, default=8)
     p.add_argument("--lr", type=float, default=2e-3)
     p.add_argument("--batch", type=int, default=8, help="questions per optimizer step")
+    p.add_argument("--patience", type=int, default=2,
+                   help="epochs without a better validation loss before stopping")
+    p.add_argument("--warmup-steps", type=int, default=0,
+                   help="optimizer steps over which the learning rate rises linearly to --lr")
     p.add_argument("--max-steps", type=int, help="cap on optimizer steps per model")
     p.add_argument("--test-fraction", type=float, default=0.2,
                    help="share of seed groups never used, left for `rcjudge eval`")
@@ -478,8 +556,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     models = sub.add_parser("models", help="model tools").add_subparsers(
         dest="models_command", required=True, metavar="COMMAND")
     p = models.add_parser("build-tiny", help="build three tiny random-weight VLMs offline")
-    p.add_argument("--out", help="output folder (default {models_dir}/tiny, where the tiny "
-                   "judge looks: $RCJUDGE_MODELS or $RCJUDGE_HOME/models)")
+    p.add_argument("--out", help="output folder (default {models_dir}/tiny, or "
+                   "{models_dir}/tiny-vision for --profile vision, where those judges look: "
+                   "$RCJUDGE_MODELS or $RCJUDGE_HOME/models)")
+    p.add_argument("--profile", choices=("plumbing", "vision"), default="plumbing",
+                   help="plumbing: the `tiny` judge's 64-px models (tests, demo); vision: the "
+                   "`tiny-vision` judge's 128-px models, trainable to see success")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=_cmd_build_tiny)

@@ -1,9 +1,15 @@
 """Tiny random-weight VLMs of three architectures, built offline for tests and the demo.
 
-``rcjudge models build-tiny --out DIR`` writes ``qwen2vl/``, ``idefics3/`` and
+``rcjudge models build-tiny [--profile P] --out DIR`` writes ``gemma3/``, ``idefics3/`` and
 ``llava/`` under DIR: each a real ``transformers`` checkpoint (config, weights,
 processor, a locally trained byte-level BPE tokenizer and a chat template),
-under 5 MB, that loads with ``from_pretrained`` exactly like a hub model. After
+under 5 MB, that loads with ``from_pretrained`` exactly like a hub model.
+
+Two profiles share the text model and differ in how much they see (``PROFILES``):
+``plumbing`` (the ``tiny`` judge: 64-px inputs, 4-16 tokens a frame, fast; for tests and the
+demo) and ``vision`` (the ``tiny-vision`` judge: 128-px inputs, 16-65 tokens a frame and a
+vision tower twice as wide, which ``rcjudge train`` can teach to see success on physics
+rollouts: docs/judge-quality.md). After
 saving, each is reloaded and every weight compared, so a checkpoint that would
 silently re-initialise a tensor is refused.
 
@@ -49,6 +55,29 @@ CORPUS = [
 
 
 @dataclass(frozen=True)
+class Vision:
+    """The vision tower and input size of a profile."""
+
+    hidden: int
+    layers: int
+    image: int  # square input side, px
+    patch: int  # px per patch (LLaVA's CLIP at the plumbing size uses half the input)
+
+
+PROFILES = {
+    "plumbing": Vision(hidden=32, layers=2, image=64, patch=16),
+    "vision": Vision(hidden=64, layers=2, image=128, patch=16),
+}
+#: Where each profile's models go under {models_dir} (the judge versions name these folders).
+FOLDERS = {"plumbing": "tiny", "vision": "tiny-vision"}
+
+
+def _tower(v: Vision) -> dict:
+    return dict(hidden_size=v.hidden, intermediate_size=2 * v.hidden, num_hidden_layers=v.layers,
+                num_attention_heads=2, image_size=v.image, patch_size=v.patch)
+
+
+@dataclass(frozen=True)
 class TinyModel:
     """Where a built tiny model lives and what it is."""
 
@@ -85,21 +114,21 @@ def build_tokenizer(special: list[str], extra: dict[str, str] | None = None,
     return fast
 
 
-def _gemma3(tok):
+def _gemma3(tok, v: Vision):
     from transformers import Gemma3Config, Gemma3ForConditionalGeneration, Gemma3Processor
     from transformers.models.gemma3.image_processing_pil_gemma3 import Gemma3ImageProcessorPil
 
     ids = {t: tok.convert_tokens_to_ids(t) for t in SPECIAL["gemma3"]}
+    tokens = (v.image // v.patch // 2) ** 2  # the projector average-pools 2 x 2 patches
     cfg = Gemma3Config(
         text_config=dict(TEXT, head_dim=32, vocab_size=len(tok), sliding_window=512),
-        vision_config=dict(hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-                           num_attention_heads=2, image_size=64, patch_size=16),
-        mm_tokens_per_image=4, boi_token_index=ids["<start_of_image>"],
+        vision_config=_tower(v),
+        mm_tokens_per_image=tokens, boi_token_index=ids["<start_of_image>"],
         eoi_token_index=ids["<end_of_image>"], image_token_index=ids["<image_soft_token>"])
     proc = Gemma3Processor(
-        image_processor=Gemma3ImageProcessorPil(size={"height": 64, "width": 64},
+        image_processor=Gemma3ImageProcessorPil(size={"height": v.image, "width": v.image},
                                                 do_pan_and_scan=False),
-        tokenizer=tok, image_seq_length=4,
+        tokenizer=tok, image_seq_length=tokens,
         chat_template=CHAT_TEMPLATE.replace("@IMAGE@", IMAGE_MARK["gemma3"]))
     model = Gemma3ForConditionalGeneration(cfg)
     # transformers initialises the image projection to zeros: the images would never reach
@@ -108,7 +137,7 @@ def _gemma3(tok):
     return model, proc
 
 
-def _idefics3(tok):
+def _idefics3(tok, v: Vision):
     from transformers import Idefics3Config, Idefics3ForConditionalGeneration, Idefics3Processor
     from transformers.models.idefics3.image_processing_pil_idefics3 import (
         Idefics3ImageProcessorPil,
@@ -116,33 +145,37 @@ def _idefics3(tok):
 
     cfg = Idefics3Config(
         text_config=dict(TEXT, model_type="llama", vocab_size=len(tok)),
-        vision_config=dict(hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-                           num_attention_heads=2, image_size=64, patch_size=16),
+        vision_config=_tower(v),
         scale_factor=2, image_token_id=tok.convert_tokens_to_ids("<image>"))
     proc = Idefics3Processor(
         image_processor=Idefics3ImageProcessorPil(do_image_splitting=False,
-                                                  size={"longest_edge": 64},
-                                                  max_image_size={"longest_edge": 64}),
-        tokenizer=tok, image_seq_len=4,
+                                                  size={"longest_edge": v.image},
+                                                  max_image_size={"longest_edge": v.image}),
+        tokenizer=tok, image_seq_len=(v.image // v.patch // 2) ** 2,
         chat_template=CHAT_TEMPLATE.replace("@IMAGE@", IMAGE_MARK["idefics3"]))
     return Idefics3ForConditionalGeneration(cfg), proc
 
 
-def _llava(tok):
+def _llava(tok, v: Vision):
     from transformers import LlavaConfig, LlavaForConditionalGeneration, LlavaProcessor
     from transformers.models.clip.image_processing_pil_clip import CLIPImageProcessorPil
 
+    # The plumbing CLIP sees half the others' input in 8-px patches (16 tokens + CLS); the
+    # vision CLIP the whole 128-px frame in 16-px patches (64 + CLS), resized, not cropped.
+    clip = Vision(v.hidden, v.layers, v.image // 2, 8) if v.image <= 64 else v
     cfg = LlavaConfig(
         text_config=dict(TEXT, model_type="llama", vocab_size=len(tok)),
-        vision_config=dict(model_type="clip_vision_model", hidden_size=32, intermediate_size=64,
-                           num_hidden_layers=2, num_attention_heads=2, image_size=32,
-                           patch_size=8, projection_dim=32),
+        vision_config=dict(_tower(clip), model_type="clip_vision_model",
+                           projection_dim=v.hidden),
         image_token_index=tok.convert_tokens_to_ids("<image>"),
         vision_feature_select_strategy="full", vision_feature_layer=-1)
     proc = LlavaProcessor(
-        image_processor=CLIPImageProcessorPil(size={"shortest_edge": 32},
-                                              crop_size={"height": 32, "width": 32}),
-        tokenizer=tok, patch_size=8, vision_feature_select_strategy="full",
+        image_processor=CLIPImageProcessorPil(size={"shortest_edge": clip.image},
+                                              crop_size={"height": clip.image,
+                                                         "width": clip.image})
+        if clip.image <= 32 else CLIPImageProcessorPil(
+            size={"height": clip.image, "width": clip.image}, do_center_crop=False),
+        tokenizer=tok, patch_size=clip.patch, vision_feature_select_strategy="full",
         num_additional_image_tokens=1,
         chat_template=CHAT_TEMPLATE.replace("@IMAGE@", IMAGE_MARK["llava"]))
     return LlavaForConditionalGeneration(cfg), proc
@@ -151,19 +184,22 @@ def _llava(tok):
 BUILDERS = {"gemma3": _gemma3, "idefics3": _idefics3, "llava": _llava}
 
 
-def build_tiny(out: str | Path, seed: int = 0) -> list[TinyModel]:
-    """Build, save and reload-check the three tiny VLMs under ``out``."""
+def build_tiny(out: str | Path, seed: int = 0, profile: str = "plumbing") -> list[TinyModel]:
+    """Build, save and reload-check the three tiny VLMs of ``profile`` under ``out``."""
     import torch
     from transformers.utils import logging as hf_logging
 
     hf_logging.set_verbosity_error()
     hf_logging.disable_progress_bar()
+    if profile not in PROFILES:
+        raise ModelError(f"unknown tiny profile {profile!r}; known: {', '.join(PROFILES)}")
+    vision = PROFILES[profile]
     out = Path(out)
     built = []
     for i, arch in enumerate(ARCHITECTURES):
         torch.manual_seed(seed * 100 + i)
         model, proc = BUILDERS[arch](build_tokenizer(SPECIAL[arch], EXTRA_TOKENS.get(arch),
-                                                     EXTRA_WORDS.get(arch)))
+                                                     EXTRA_WORDS.get(arch)), vision)
         model.eval()
         path = out / arch
         save_checkpoint(model, proc, path)

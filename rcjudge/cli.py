@@ -17,6 +17,7 @@ from rcjudge.errors import RcjudgeError
 
 def build_parser() -> argparse.ArgumentParser:
     from bench.cli import register as register_bench
+    from judge.api.cli import register as register_api
     from judge.cli import register as register_judge
     from judge.ledgers.cli import register as register_ledgers
     from verdict.cli import register as register_verdict
@@ -28,6 +29,7 @@ def build_parser() -> argparse.ArgumentParser:
     register_judge(sub)
     register_verdict(sub)
     register_ledgers(sub)
+    register_api(sub)
     return parser
 
 

@@ -24,7 +24,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import replace
 from multiprocessing import get_context
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -63,6 +63,10 @@ class SimConfig(BaseModel):
                                      "rollout.")
     group_size: int = Field(4, ge=1, le=1000, description="Rollouts sharing initial "
                             "conditions (a seed group).")
+    gripper_signal: Literal["contact", "actuator"] = Field(
+        "contact", description="What /gripper's effort is: the finger-object contact force, "
+        "or (actuator) the finger actuators' force, as a real gripper reports it; such "
+        "bundles name the gripper profile sawyer-sim.")
     cameras: CameraRanges = Field(default_factory=CameraRanges)
     labels: LabelRules = Field(default_factory=LabelRules)
 
@@ -189,9 +193,10 @@ def write_rollout(out: str | Path, cfg: SimConfig, index: int) -> dict:
     cameras = [replace(encode(iter(frames[c]), cfg.width, cfg.height, cfg.fps, gop, c), t=times)
                for c in CAMERAS]
     t = trace.t
+    actuator = cfg.gripper_signal == "actuator"
     signals = Signals(t=t, joint_names=ARM_JOINTS, position=trace.q, velocity=trace.qd,
                       effort=trace.tau, gripper_t=t, gripper_width=trace.width,
-                      gripper_force=trace.grip)
+                      gripper_force=trace.actuator if actuator else trace.grip)
     rid = run_id(cfg, index)
     truth = {
         "run_id": rid, "task_id": task.task_id, "task": task.key, "env": task.env_name,
@@ -210,7 +215,8 @@ def write_rollout(out: str | Path, cfg: SimConfig, index: int) -> dict:
     attribution = attribution_for(task, p["env_seed"], ro.versions, ro.mount_h_mm)
     assemble_bundle(Path(out) / rid, cameras, signals, attribution,
                     START_NS + index * 10**12,
-                    unlisted={"truth.json": (json.dumps(truth, indent=2) + "\n").encode()})
+                    unlisted={"truth.json": (json.dumps(truth, indent=2) + "\n").encode()},
+                    gripper={"profile": "sawyer-sim"} if actuator else None)
     return truth
 
 

@@ -52,6 +52,7 @@ class Trace:
     tau: np.ndarray  # (N, 7) mocap-weld generalised force on each arm joint (Nm)
     width: np.ndarray  # (N,) finger opening (m)
     grip: np.ndarray  # (N,) weaker finger's normal force on the object (N)
+    actuator: np.ndarray  # (N,) mean |force| of the finger actuators (N)
     touch: np.ndarray  # (N,) robot–object normal force, any robot geom (N)
     scene: np.ndarray  # (N,) robot–scene normal force (N)
     tcp: np.ndarray  # (N, 3) tool centre (m)
@@ -73,7 +74,8 @@ class Trace:
             return np.asarray([r[k] for r in rows], dtype=np.float64)
 
         return cls(dt=dt, q=col("q"), qd=col("qd"), tau=col("tau"), width=col("width"),
-                   grip=col("grip"), touch=col("touch"), scene=col("scene"), tcp=col("tcp"),
+                   grip=col("grip"), actuator=col("actuator"), touch=col("touch"),
+                   scene=col("scene"), tcp=col("tcp"),
                    obj=col("obj"), goal=np.asarray(rows[-1]["goal"], dtype=np.float64),
                    metric=col("metric"), success=col("success").astype(bool),
                    threshold=threshold, grasp_task=grasp_task)

@@ -15,8 +15,10 @@ own. Every control step (``env.dt`` = 12.5 ms, 80 Hz) records, from MuJoCo's sta
 * the finger opening (distance between the two claw bodies, m);
 * finger–object contact force: per side, the summed normal force (``mj_contactForce``) of
   contacts between that finger's geoms and the object's geoms; the grip force is the
-  smaller side (a squeeze needs both; one finger pushing is not a grip). The gripper's
-  actuator force (~400 N a finger whenever driven, open or closed) is not used;
+  smaller side (a squeeze needs both; one finger pushing is not a grip);
+* the gripper's actuator force (the finger actuators' mean ``|actuator_force|``, ~400 N
+  a finger whenever driven, open or closed): what a real gripper reports as its effort,
+  written instead of the grip force with ``gripper_signal="actuator"``;
 * robot–object contact force (any robot geom, one side is enough) and robot–scene force
   (robot geoms against the table, floor, rim or a task's obstacle; not task fixtures such
   as the drawer case or the button box, which the experts press on);
@@ -131,6 +133,9 @@ class _Probe:
         self.dof = [m.jnt_dofadr[m.joint(j).id] for j in ARM_JOINTS]
         self.f6 = np.zeros(6)
         self.task = task
+        self.grip_act = [i for i in range(m.nu) if m.actuator_trntype[i] == 0
+                         and m.actuator_trnid[i, 0] not in
+                         {m.joint(j).id for j in ARM_JOINTS}]  # the finger actuators
 
     def forces(self) -> tuple[float, float, float]:
         """(grip, touch, scene) normal forces in N."""
@@ -180,6 +185,8 @@ class _Probe:
             "tau": self.weld_effort(),
             "width": float(np.linalg.norm(d.body("rightclaw").xpos - d.body("leftclaw").xpos)),
             "grip": grip, "touch": touch, "scene": scene,
+            "actuator": float(np.abs(d.actuator_force[self.grip_act]).mean())
+            if self.grip_act else 0.0,
             "tcp": np.asarray(env.tcp_center, dtype=np.float64).copy(), "obj": obj,
             "goal": goal, "metric": metric, "success": bool(info["success"]),
         }

@@ -5,9 +5,12 @@ Only shapes live here; the logic that serves them is callable without HTTP.
 
 from __future__ import annotations
 
+from enum import StrEnum
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from judge.api.auth import RIGHTS
 
 _NonEmpty = Field(min_length=1)
 
@@ -64,8 +67,438 @@ class Attribution(_Shape):
     reset: Reset | None = None
 
 
-class JudgmentRequest(Attribution):
-    """``POST /v1/judgments`` body."""
+EnvValue = float | int | str | bool
 
-    bundle_uri: str = Field(min_length=1, description="Bundle folder: local path or fsspec URI.")
-    judge: str = Field("rc-judge-v1", min_length=1, description="Judge version to apply.")
+
+class JudgmentRequest(Attribution):
+    """``POST /v1/judgments`` body: the bundle by URI, its attribution, the judge version."""
+
+    bundle_uri: str = Field(min_length=1, max_length=2048,
+                            description="Bundle folder: local path or fsspec URI.")
+    judge: str = Field("rc-judge-v1", min_length=1, max_length=200,
+                       description="Judge version to apply.")
+    env: dict[str, EnvValue] | None = Field(
+        None, description="Scene conditions (lighting, clutter, friction…); optional, kept.")
+
+
+# --- answers ---------------------------------------------------------------------------
+class JobStatus(StrEnum):
+    """Where an asynchronous job is."""
+
+    queued = "queued"
+    running = "running"
+    succeeded = "succeeded"
+    failed = "failed"
+
+
+class CellStatus(StrEnum):
+    """``ok``: the cell shows a number; ``insufficient``: n < 40, no number."""
+
+    ok = "ok"
+    insufficient = "insufficient"
+
+
+class KeyMode(StrEnum):
+    """``live`` keys read and write live data; ``test`` keys only the test database."""
+
+    live = "live"
+    test = "test"
+
+
+#: The rights a key can be granted (judge.api.auth.RIGHTS), one enum member each.
+Right = StrEnum("Right", {name.replace(":", "_"): name for name in RIGHTS})
+Right.__doc__ = "A right a key can be granted (docs/api.md, 'Keys and rights')."
+
+
+class EventType(StrEnum):
+    """The four webhook event types."""
+
+    judgment_completed = "judgment.completed"
+    rejudge_completed = "rejudge.completed"
+    coefficients_published = "coefficients.published"
+    calibration_disagreement = "calibration.disagreement"
+
+
+class _Out(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ChargedTo(_Out):
+    """Who pays for a judged call."""
+
+    rcsn: str | None = Field(description="Contract serial number; null when billed per key.")
+    cell_id: str | None = Field(description="Test cell the run was recorded in; null if unknown.")
+    key_id: str = Field(description="The API key charged (its public id).")
+
+
+class JudgmentResponse(_Out):
+    """``200`` of ``POST /v1/judgments`` and ``GET /v1/judgments/{judgment_id}``."""
+
+    judgment_id: str = Field(description="``jd_<n>``.")
+    run_id: str
+    attempt: bool = Field(description="Did the policy try the task (its own question).")
+    success: bool = Field(description="Did it complete the task (its own question).")
+    failure_class: str | None = Field(description="Taxonomy class on a failure; null otherwise.")
+    counts_against_policy: bool = Field(description="From the taxonomy; an empty class counts.")
+    attempt_confidence: float = Field(ge=0, le=1)
+    success_confidence: float = Field(ge=0, le=1)
+    charged_to: ChargedTo | None = Field(description="Null when read back, not judged now.")
+    judge_version: str
+    table_row_id: str | None = Field(description="``cf_<n>``: this run's coefficients row.")
+
+
+class JudgmentList(_Out):
+    """A page of judgments, newest first."""
+
+    data: list[JudgmentResponse]
+    next_cursor: str | None = Field(description="Pass as ``cursor`` for the next page.")
+
+
+class JobResult(_Out):
+    """The outcome of a finished judging job."""
+
+    judgment: JudgmentResponse | None = None
+    error: Problem | None = None
+
+
+class Problem(_Out):
+    """RFC 9457 problem details (``application/problem+json``)."""
+
+    type: str = Field("about:blank", description="URI of the problem type.")
+    title: str
+    status: int = Field(ge=400, le=599, description="Equals the HTTP status.")
+    detail: str
+    instance: str | None = None
+    missing: list[str] | None = Field(None, description="Attribution fields missing (422).")
+
+
+class Job(_Out):
+    """An asynchronous judging job (``Prefer: respond-async``)."""
+
+    job_id: str
+    status: JobStatus
+    created_at: str
+    finished_at: str | None
+    result: JobResult | None
+
+
+class Usage(_Out):
+    """What the calling key was charged: $0.60 per judged call; replays and errors are free."""
+
+    key_id: str
+    calls: int = Field(ge=0, description="Judged calls charged.")
+    amount_cents: int = Field(ge=0)
+    amount_usd: str = Field(description="Exact decimal, e.g. ``1.20``.")
+    price_per_call_usd: str
+
+
+class KeyInfo(_Out):
+    """The calling key: its id, mode and rights (never the key itself)."""
+
+    key_id: str
+    name: str
+    mode: KeyMode
+    rights_granted: list[Right]
+    created_at: str
+
+
+JobResult.model_rebuild()
+
+
+# --- runs, labels, calibration -----------------------------------------------------------
+class TaskOut(_Out):
+    """A run's task: ``id`` is null on tier B (a tier-B task id is never returned)."""
+
+    id: str | None
+    tier: str
+
+
+class RunResponse(_Out):
+    """A recorded run (what happened), as the API shows it."""
+
+    run_id: str
+    bundle_hash: str
+    policy: Policy
+    body: Body
+    task: TaskOut
+    duration_s: float
+    cycle_sec: float
+    recorded_at: str
+
+
+class RunList(_Out):
+    """A page of runs."""
+
+    data: list[RunResponse]
+    next_cursor: str | None
+
+
+class LabelRequest(_Out):
+    """``POST /v1/runs/{run_id}/labels``: what a person said about a run."""
+
+    attempt: bool
+    success: bool
+    failure_class: str | None = Field(None, max_length=200,
+                                      description="Taxonomy class; null when not given.")
+    labeled_by: str = Field(min_length=1, max_length=200)
+    labeled_at: str | None = Field(None, description="ISO 8601; now when null.")
+
+
+class LabelResponse(_Out):
+    """One stored operator label."""
+
+    label_id: int
+    run_id: str
+    attempt: bool
+    success: bool
+    failure_class: str | None
+    labeled_by: str
+    labeled_at: str
+
+
+class LabelList(_Out):
+    """Every label of a run, oldest first (the last one is current)."""
+
+    data: list[LabelResponse]
+
+
+class CalibrationRow(_Out):
+    """A judgment that disagrees with its run's current operator label."""
+
+    judgment_id: str
+    run_id: str
+    judge_version: str
+    attempt: bool
+    success: bool
+    failure_class: str | None
+    label_attempt: bool
+    label_success: bool
+    label_failure_class: str | None
+    attempt_disagrees: bool
+    success_disagrees: bool
+    class_disagrees: bool
+
+
+class CalibrationSet(_Out):
+    """The calibration set: the training data of the next judge version."""
+
+    data: list[CalibrationRow]
+
+
+# --- taxonomy, judge versions ------------------------------------------------------------
+class TaxonomyClass(_Out):
+    """One failure class and whether it counts against the policy."""
+
+    name: str
+    family: str
+    counts_against_policy: bool
+    description: str
+
+
+class TaxonomyFamily(_Out):
+    """A family of failure classes."""
+
+    name: str
+    description: str
+
+
+class TaxonomyResponse(_Out):
+    """The failure taxonomy (configs/taxonomy.yaml): exemption is decided here, not in code."""
+
+    families: list[TaxonomyFamily]
+    classes: list[TaxonomyClass]
+    exempt_count: int = Field(description="Classes that do not count against the policy.")
+    empty_class_counts_against_policy: bool = Field(
+        description="Always true: an unclassified failure is not exempt.")
+
+
+class JudgeModel(_Out):
+    """One of a judge version's three models."""
+
+    name: str
+    backend: str
+
+
+class JudgeVersionResponse(_Out):
+    """A judge version: its models and, once it has judged, its fingerprint."""
+
+    name: str
+    description: str
+    models: list[JudgeModel]
+    fingerprint: str | None = Field(description="Recorded on first use; null before.")
+
+
+class JudgeVersionList(_Out):
+    data: list[JudgeVersionResponse]
+
+
+# --- re-judge jobs -----------------------------------------------------------------------
+class RejudgeRequest(_Out):
+    """``POST /v1/rejudge-jobs``: re-judge the caller's runs with another judge version."""
+
+    judge: str = Field(min_length=1, max_length=200, description="The new judge version.")
+    run_ids: list[str] | None = Field(None, max_length=10000,
+                                      description="Runs to re-judge; all of the key's if null.")
+
+
+class RejudgeFailure(_Out):
+    run_id: str
+    detail: str
+
+
+class RejudgeJob(_Out):
+    """A re-judge job: new judgment rows under the new version, nothing overwritten."""
+
+    job_id: str
+    status: JobStatus
+    judge: str
+    runs: int = Field(ge=0)
+    judged: int = Field(ge=0)
+    failed: list[RejudgeFailure]
+    created_at: str
+    finished_at: str | None
+
+
+# --- coefficients ------------------------------------------------------------------------
+class CoefficientCell(_Out):
+    """One published cell: policy × body × task family × tier × judge version."""
+
+    cell_id: str
+    policy: str
+    body: str
+    task_family: str
+    tier: str
+    judge_version: str
+    task_families: list[str] = Field(description="Families the cell covers (several when "
+                                     "broadened).")
+    tasks: int = Field(ge=0, description="Distinct tasks in the cell (≥ 5 on tier B).")
+    broadened: bool = Field(description="A coarser cell than asked for (tier B, k = 5).")
+    n: int = Field(ge=0, description="Runs in the cell (exempt failures excluded).")
+    status: CellStatus
+    success_rate: float | None = Field(description="Null when insufficient.")
+    exempt_failures: int = Field(ge=0)
+
+
+class CoefficientsTable(_Out):
+    """The public coefficients table."""
+
+    min_n: int = Field(description="Runs a cell needs to show a number (40).")
+    k: int = Field(description="Distinct tasks every tier-B cell covers at least (5).")
+    data: list[CoefficientCell]
+
+
+# --- attestations (read only) --------------------------------------------------------------
+class Attestation(_Out):
+    """An endorsement issued offline (``rcjudge attestations import``); read only here."""
+
+    attestation_id: str
+    subject: str
+    statement: str
+    issued_by: str
+    issued_at: str
+
+
+class AttestationList(_Out):
+    data: list[Attestation]
+
+
+# --- webhooks ----------------------------------------------------------------------------
+class WebhookEndpointRequest(_Out):
+    """``POST /v1/webhook-endpoints``."""
+
+    url: str = Field(min_length=1, max_length=2048, description="https://… (http on loopback "
+                     "only for test keys).")
+    events: list[EventType] = Field(min_length=1, max_length=4, description="Event types.")
+
+
+class WebhookEndpoint(_Out):
+    """A webhook endpoint (its secret is shown only when created or rotated)."""
+
+    endpoint_id: str
+    url: str
+    events: list[EventType]
+    enabled: bool
+    disabled_reason: str | None
+    created_at: str
+
+
+class WebhookEndpointWithSecret(WebhookEndpoint):
+    """A webhook endpoint with its signing secret (``whsec_…``), shown once."""
+
+    secret: str
+
+
+class WebhookEndpointList(_Out):
+    data: list[WebhookEndpoint]
+
+
+class WebhookDelivery(_Out):
+    """One delivery attempt of one message."""
+
+    delivery_id: int
+    message_id: str
+    event_type: EventType
+    attempt: int
+    status: int | None = Field(description="The receiver's HTTP status; null: no answer.")
+    error: str | None
+    delivered_at: str
+
+
+class WebhookDeliveryList(_Out):
+    data: list[WebhookDelivery]
+
+
+class WebhookTestResult(_Out):
+    """What ``POST /v1/webhook-endpoints/{id}/test`` sent."""
+
+    message_id: str
+    event_type: EventType
+
+
+# --- webhook events (the schema's ``webhooks``) -------------------------------------------
+class RejudgeCompletedData(_Out):
+    job_id: str
+    judge: str
+    judged: int = Field(ge=0)
+    failed: int = Field(ge=0)
+
+
+class CoefficientsPublishedData(_Out):
+    judge_version: str
+    cells_now_published: int = Field(ge=0)
+
+
+class JudgmentCompletedEvent(_Out):
+    """``judgment.completed``: a charged judgment was written."""
+
+    type: EventType = Field(description="Always ``judgment.completed``.")
+    timestamp: str
+    test: bool = Field(False, description="True on a sample sent by ``…/test``.")
+    data: JudgmentResponse
+
+
+class RejudgeCompletedEvent(_Out):
+    """``rejudge.completed``: a re-judge job finished."""
+
+    type: EventType = Field(description="Always ``rejudge.completed``.")
+    timestamp: str
+    test: bool = Field(False, description="True on a sample sent by ``…/test``.")
+    data: RejudgeCompletedData
+
+
+class CoefficientsPublishedEvent(_Out):
+    """``coefficients.published``: a block of rows was released into the public table."""
+
+    type: EventType = Field(description="Always ``coefficients.published``.")
+    timestamp: str
+    test: bool = Field(False, description="True on a sample sent by ``…/test``.")
+    data: CoefficientsPublishedData
+
+
+class CalibrationDisagreementEvent(_Out):
+    """``calibration.disagreement``: an operator label disagrees with a judgment."""
+
+    type: EventType = Field(description="Always ``calibration.disagreement``.")
+    timestamp: str
+    test: bool = Field(False, description="True on a sample sent by ``…/test``.")
+    data: CalibrationRow

@@ -1,7 +1,9 @@
 """Contacts: find contact events in the gripper-force and joint-effort streams.
 
-Pure numpy, no I/O. Two detectors, both with hysteresis (a high threshold to
-start an event, a low one to end it) so noise near a threshold cannot chatter:
+Pure numpy, no I/O. Grippers that report only width and actuator effort go through
+``judge.bundle.fingers`` instead of the force detector (a profile says which). Two
+detectors, both with hysteresis (a high threshold to start an event, a low one to end
+it) so noise near a threshold cannot chatter:
 
 * gripper force: ``grasp`` at onset; at offset ``release`` when the fingers
   opened, ``slip`` when the force vanished while they did not;
@@ -18,7 +20,7 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from judge.bundle.streams import Signals
-from judge.config import ContactConfig
+from judge.config import ContactConfig, FingerConfig, GripperProfile
 
 OPEN_DELTA_M = 0.002  # finger opening that marks an offset as a release
 
@@ -28,10 +30,10 @@ class ContactEvent:
     """One contact event; ``t`` is the time the sampler centres on."""
 
     t: float  # seconds
-    kind: str  # grasp | release | slip | impact
+    kind: str  # grasp | release | slip | impact | miss
     t_start: float  # onset of the contact signal
     t_end: float | None  # offset (None while still in contact at the end)
-    peak: float  # peak force (N) or peak residual (robust sigmas)
+    peak: float  # peak force (N), peak residual (robust sigmas) or hold width (mm, fingers)
 
     def as_dict(self) -> dict:
         return {"t": round(self.t, 3), "kind": self.kind, "t_start": round(self.t_start, 3),
@@ -131,9 +133,22 @@ def impact_events(t: np.ndarray, velocity: np.ndarray, effort: np.ndarray,
     return events
 
 
-def detect_contacts(signals: Signals, cfg: ContactConfig | None = None) -> list[ContactEvent]:
-    """All contact events of a run, sorted by time."""
+def detect_contacts(signals: Signals, cfg: ContactConfig | None = None,
+                    gripper: GripperProfile | None = None,
+                    fingers: FingerConfig | None = None) -> list[ContactEvent]:
+    """All contact events of a run, sorted by time.
+
+    Without a gripper profile, or with one whose effort is a contact force, the gripper's
+    effort is read as the finger–object force (:func:`gripper_events`); otherwise the
+    events come from the width and actuator effort (:func:`judge.bundle.fingers.finger_events`).
+    """
+    from judge.bundle.fingers import finger_events  # fingers builds on this module
+
     cfg = cfg or ContactConfig()
-    events = gripper_events(signals.gripper_t, signals.gripper_width, signals.gripper_force, cfg)
+    g_t, g_w, g_f = signals.gripper_t, signals.gripper_width, signals.gripper_force
+    if gripper is None or gripper.effort == "contact":
+        events = gripper_events(g_t, g_w, g_f, cfg)
+    else:
+        events = finger_events(g_t, g_w, g_f, gripper, fingers, cfg.min_contact_s)
     events += impact_events(signals.t, signals.velocity, signals.effort, cfg)
     return sorted(events, key=lambda e: (e.t, e.kind))

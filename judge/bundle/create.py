@@ -1,8 +1,10 @@
-"""Create: build a bundle from ordinary recordings (three .mp4 files + a signal table).
+"""Create: build a bundle from ordinary recordings (three video files + a signal table).
 
-This is how outside recordings enter the system. The mp4 packets (AVCC) are
-converted to Annex B and stored as ``foxglove.CompressedVideo`` messages; the
-signal table becomes ``/joint_states`` and ``/gripper``. Everything is written
+This is how outside recordings enter the system. Each camera file goes through
+:func:`judge.bundle.transcode.ingest_video` (packets copied when they already conform
+to the bundle's H.264 profile, re-encoded otherwise) and is stored as
+``foxglove.CompressedVideo`` messages; the signal table becomes ``/joint_states`` and
+``/gripper``. Everything is written
 to a temporary folder that is renamed into place only when complete.
 :func:`assemble_bundle` is that last step on in-memory cameras and signals; the
 physics generator (``bench.sim``) writes its bundles through it too.
@@ -19,6 +21,7 @@ from __future__ import annotations
 import json
 import shutil
 import tempfile
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
@@ -28,11 +31,13 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
-from judge.bundle.decode import REQUIRED_CAMERAS, read_mp4
+from judge.bundle.decode import REQUIRED_CAMERAS
 from judge.bundle.intake import ATTRIBUTION_FILE, validate_attribution
 from judge.bundle.manifest import Manifest, write_manifest
 from judge.bundle.streams import Signals, VideoPackets
+from judge.bundle.transcode import EncodeOptions, Ingested, ingest_video
 from judge.bundle.write import write_mcap
+from judge.config import load_yaml, resolve_gripper
 from judge.errors import BundleError, SignalTableError
 
 MCAP_NAME = "rollout.mcap"
@@ -81,16 +86,48 @@ def read_signal_table(path: str | Path) -> Signals:
                    gripper_width=col("gripper.width"), gripper_force=col("gripper.force"))
 
 
+@dataclass(frozen=True)
+class Created:
+    """A bundle written by :func:`create_bundle`: its manifest and how each camera got in."""
+
+    manifest: Manifest
+    cameras: dict[str, Ingested]
+
+    def as_dict(self) -> dict:
+        return {**self.manifest.model_dump(mode="json"),
+                "cameras": {n: c.as_dict() for n, c in sorted(self.cameras.items())}}
+
+
+def gripper_record(gripper: str) -> dict[str, str]:
+    """The ``rcjudge.gripper`` record for ``--gripper``: a profile name, or a YAML file of
+    profile fields (``profile:`` plus overrides, or every field), checked now."""
+    if gripper.endswith((".yaml", ".yml")):
+        data = load_yaml(gripper)
+        if not isinstance(data, dict):
+            raise BundleError(f"--gripper {gripper}: expected a mapping of profile fields")
+        record = {str(k): str(v) for k, v in data.items()}
+    else:
+        record = {"profile": gripper}
+    resolve_gripper(record, f"--gripper {gripper}")
+    return record
+
+
 def create_bundle(videos: dict[str, str], signals: str, attribution: str, out: str,
-                  start: str | None = None) -> Manifest:
-    """Build a bundle folder ``out`` (must not exist) and return its manifest.
+                  start: str | None = None, encode: EncodeOptions | None = None,
+                  progress: bool = False, gripper: str | None = None) -> Created:
+    """Build a bundle folder ``out`` (must not exist); its manifest and camera report.
 
     Args:
-        videos: camera name -> .mp4 path (H.264, no B-frames); exactly three.
+        videos: camera name -> video file (any codec PyAV decodes); exactly three.
         signals: Parquet or CSV signal table.
         attribution: JSON file with the attribution fields.
         out: bundle folder to create.
         start: ISO-8601 wall-clock time of t = 0 (default: the Unix epoch).
+        encode: keyframe interval, quality and speed of re-encodes.
+        progress: progress bars on a terminal for long re-encodes.
+        gripper: a gripper profile name (``configs/grippers.yaml``) or a YAML file of
+            profile fields, recorded in the MCAP: the judge then reads ``gripper.force``
+            as that gripper's effort.
     """
     out_path = Path(out)
     if out_path.exists():
@@ -105,7 +142,7 @@ def create_bundle(videos: dict[str, str], signals: str, attribution: str, out: s
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise BundleError(f"{attribution}: not valid JSON: {exc}") from None
     validate_attribution(attr, attribution)
-    cameras = [read_mp4(None, path, name) for name, path in sorted(videos.items())]
+    record = gripper_record(gripper) if gripper is not None else None
     table = read_signal_table(signals)
     start_ns = 0
     if start:
@@ -113,13 +150,18 @@ def create_bundle(videos: dict[str, str], signals: str, attribution: str, out: s
             start_ns = int(datetime.fromisoformat(start).timestamp() * 1e9)
         except ValueError:
             raise BundleError(f"--start {start!r}: expected an ISO-8601 time") from None
-    return assemble_bundle(out, cameras, table, attr, start_ns, source=attribution)
+    ingested = {name: ingest_video(path, name, encode, progress)
+                for name, path in sorted(videos.items())}
+    manifest = assemble_bundle(out, [c.packets for c in ingested.values()], table, attr,
+                               start_ns, source=attribution, gripper=record)
+    return Created(manifest, ingested)
 
 
 def assemble_bundle(out: str | Path, cameras: list[VideoPackets], signals: Signals,
                     attribution: dict, start_ns: int = 0,
                     unlisted: dict[str, bytes] | None = None,
-                    source: str = ATTRIBUTION_FILE) -> Manifest:
+                    source: str = ATTRIBUTION_FILE,
+                    gripper: dict[str, str] | None = None) -> Manifest:
     """Write a bundle folder ``out`` (must not exist) from in-memory streams; its manifest.
 
     The MCAP, ``attribution.json`` and the manifest go to a temporary folder beside
@@ -134,6 +176,7 @@ def assemble_bundle(out: str | Path, cameras: list[VideoPackets], signals: Signa
         unlisted: files written into the folder but not listed in the manifest (name ->
             bytes), e.g. a generator's ``truth.json``: never part of the bundle.
         source: how errors name the attribution.
+        gripper: the ``rcjudge.gripper`` metadata record (profile name and/or fields).
     """
     out_path = Path(out)
     if out_path.exists():
@@ -145,7 +188,7 @@ def assemble_bundle(out: str | Path, cameras: list[VideoPackets], signals: Signa
     out_path.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out_path.name}.", dir=out_path.parent))
     try:
-        write_mcap(tmp / MCAP_NAME, cameras, signals, start_ns)
+        write_mcap(tmp / MCAP_NAME, cameras, signals, start_ns, gripper)
         (tmp / ATTRIBUTION_FILE).write_text(
             json.dumps(attribution, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
         for name, data in (unlisted or {}).items():

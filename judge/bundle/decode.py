@@ -1,9 +1,9 @@
 """Decode: MCAP summary, signal streams, and only the requested video frames.
 
-The only module that imports ``av``. One pass over the MCAP collects every
-camera's H.264 access units (cheap: no pixel work) and the joint/gripper
-streams; :func:`decode_frames` then seeks each camera to the keyframe before a
-cluster of targets, decodes forward, and converts to RGB only the frames kept.
+With ``transcode`` (camera files into a bundle), the only module that imports ``av``.
+One pass over the MCAP collects every camera's H.264 access units (cheap: no pixel
+work) and the joint/gripper streams; :func:`decode_frames` then seeks each camera to
+the keyframe before a cluster of targets, decodes forward, and converts to RGB only the frames kept.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import struct
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import IO
 
 import av
@@ -29,6 +29,7 @@ from judge.bundle.intake import VerifiedBundle
 from judge.bundle.streams import (
     CAMERA_PREFIX,
     GRIPPER_JOINT,
+    GRIPPER_META,
     GRIPPER_TOPIC,
     JOINT_TOPIC,
     JOINTS_SCHEMA,
@@ -60,6 +61,7 @@ class Streams:
     end_ns: int
     videos: dict[str, VideoPackets]  # camera name -> access units
     signals: Signals
+    metadata: dict[str, dict[str, str]] = field(default_factory=dict)  # rcjudge.gripper
 
     @property
     def duration_s(self) -> float:
@@ -115,7 +117,8 @@ def load_streams(bundle: VerifiedBundle, required_cameras: int = REQUIRED_CAMERA
     """Read channels, camera access units and signals of a verified bundle, in one pass."""
     path = bundle.mcap_path
     with _open(bundle, path) as f:
-        summary = _summary(_reader(f, path), path)
+        reader = _reader(f, path)
+        summary = _summary(reader, path)
         stats = summary.statistics
         channels = tuple(
             ChannelInfo(c.topic, summary.schemas[c.schema_id].name if c.schema_id else "",
@@ -131,6 +134,7 @@ def load_streams(bundle: VerifiedBundle, required_cameras: int = REQUIRED_CAMERA
                                    f"(channels: {', '.join(sorted(by_topic)) or 'none'})")
             _expect(path, by_topic[topic], JOINTS_SCHEMA)
         start = stats.message_start_time
+        metadata = _metadata(reader, summary, path)
         video: dict[str, tuple[list[float], list[bytes]]] = {t: ([], []) for t in cams}
         joints: list[JointStates] = []
         gripper: list[JointStates] = []
@@ -165,7 +169,19 @@ def load_streams(bundle: VerifiedBundle, required_cameras: int = REQUIRED_CAMERA
                            f"{len(videos)} ({', '.join(sorted(videos)) or 'none'})")
     signals = _signals(path, joints, gripper, start)
     return Streams(channels=channels, start_ns=start, end_ns=stats.message_end_time,
-                   videos=videos, signals=signals)
+                   videos=videos, signals=signals, metadata=metadata)
+
+
+def _metadata(reader, summary: Summary, path: str) -> dict[str, dict[str, str]]:
+    """The metadata records the judge reads (``rcjudge.gripper``), by name."""
+    if not any(m.name == GRIPPER_META for m in summary.metadata_indexes):
+        return {}
+    try:
+        return {m.name: dict(m.metadata) for m in reader.iter_metadata()
+                if m.name == GRIPPER_META}
+    except Exception as exc:  # damaged metadata records
+        raise McapError(f"{path}: unreadable metadata record {GRIPPER_META} "
+                        f"({type(exc).__name__}: {exc})") from None
 
 
 def _expect(path: str, ch: ChannelInfo, schema: str) -> None:

@@ -13,6 +13,7 @@ import numpy as np
 from judge.bundle.decode import load_streams
 from judge.bundle.intake import intake
 from judge.bundle.sample import plan_targets
+from judge.bundle.streams import GRIPPER_META
 from judge.config import sampling_config
 
 
@@ -51,6 +52,7 @@ def inspect_bundle(uri: str) -> dict[str, Any]:
         "cameras": cameras,
         "signals": {"joints": list(s.joint_names), "rate_hz": round(s.rate_hz, 2),
                     "samples": len(s.t), "gripper_samples": len(s.gripper_t)},
+        "gripper": streams.metadata.get(GRIPPER_META),  # the profile record, None without
         "contacts": [c.as_dict() for c in contacts],
         "sampled_timestamps": [round(float(t), 4) for t in targets],
     }
@@ -71,6 +73,9 @@ def format_report(r: dict[str, Any]) -> str:
                      f"keyframe every {c['keyframe_interval_s']} s  ({c['source']})")
     lines.append(f"signals:   {len(r['signals']['joints'])} joints at "
                  f"{r['signals']['rate_hz']} Hz")
+    if r.get("gripper"):
+        fields = ", ".join(f"{k}={v}" for k, v in r["gripper"].items())
+        lines.append(f"gripper:   {fields} (contacts from width + effort, docs/contacts.md)")
     lines.append(f"contacts:  {len(r['contacts'])}")
     for c in r["contacts"]:
         lines.append(f"  {c['t']:>8.3f} s  {c['kind']:<8} peak {c['peak']}")

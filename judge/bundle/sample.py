@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from judge.bundle.contacts import ContactEvent, detect_contacts
-from judge.config import SampleConfig, SamplingConfig
+from judge.bundle.streams import GRIPPER_META
+from judge.config import SampleConfig, SamplingConfig, resolve_gripper
 
 if TYPE_CHECKING:  # decode imports av; sampling never needs it
     from judge.bundle.decode import Streams
@@ -83,9 +84,11 @@ def sample_timestamps(start: float, end: float, contacts: Sequence[float],
 def plan_targets(streams: Streams, cfg: SamplingConfig) -> tuple[list[ContactEvent], np.ndarray]:
     """Contacts and target timestamps of a bundle's streams (judging and ``inspect`` alike).
 
-    The first camera (by name) gives the frame and keyframe times to snap to.
+    The first camera (by name) gives the frame and keyframe times to snap to; the
+    bundle's ``rcjudge.gripper`` record, when it has one, says how to read the gripper.
     """
-    contacts = detect_contacts(streams.signals, cfg.contacts)
+    gripper = resolve_gripper(streams.metadata.get(GRIPPER_META))
+    contacts = detect_contacts(streams.signals, cfg.contacts, gripper, cfg.fingers)
     ref = streams.videos[sorted(streams.videos)[0]]
     targets = sample_timestamps(float(ref.t[0]), float(ref.t[-1]), [c.t for c in contacts],
                                 cfg.sample, frame_times=ref.t, keyframe_times=ref.t[ref.keyframe])

@@ -17,6 +17,7 @@ GRIPPER_JOINT = "gripper"
 VIDEO_SCHEMA = "foxglove.CompressedVideo"
 JOINTS_SCHEMA = "foxglove.JointStates"
 META_NAME = "rcjudge.bundle"
+GRIPPER_META = "rcjudge.gripper"  # optional metadata record: the gripper profile (docs/contacts.md)
 
 
 def camera_topic(name: str) -> str:

@@ -13,11 +13,13 @@ import numpy as np
 from foxglove_schemas_protobuf.CompressedVideo_pb2 import CompressedVideo
 from foxglove_schemas_protobuf.JointState_pb2 import JointState
 from foxglove_schemas_protobuf.JointStates_pb2 import JointStates
+from foxglove_schemas_protobuf.Log_pb2 import Log
 from google.protobuf.timestamp_pb2 import Timestamp
 from mcap_protobuf.writer import Writer
 
 from judge.bundle.streams import (
     GRIPPER_JOINT,
+    GRIPPER_META,
     GRIPPER_TOPIC,
     JOINT_TOPIC,
     META_NAME,
@@ -34,7 +36,7 @@ def _ts(ns: int) -> Timestamp:
 
 
 def write_mcap(path: str | Path, cameras: list[VideoPackets], signals: Signals,
-               start_ns: int) -> None:
+               start_ns: int, gripper: dict[str, str] | None = None) -> None:
     """Write one bundle MCAP, messages interleaved in log-time order.
 
     Args:
@@ -42,6 +44,8 @@ def write_mcap(path: str | Path, cameras: list[VideoPackets], signals: Signals,
         cameras: one :class:`VideoPackets` per camera.
         signals: joint and gripper streams (times relative to ``start_ns``).
         start_ns: absolute time of t = 0 in nanoseconds since the epoch.
+        gripper: the ``rcjudge.gripper`` metadata record (a profile name and/or its
+            fields, as strings); none written when not given.
     """
     events: list[tuple[int, int, str, object]] = []
     for cam in cameras:
@@ -81,4 +85,43 @@ def write_mcap(path: str | Path, cameras: list[VideoPackets], signals: Signals,
             "format_version": FORMAT_VERSION,
             "cameras": ",".join(c.name for c in cameras),
         })
+        if gripper:
+            writer.add_metadata(GRIPPER_META, {k: str(v) for k, v in gripper.items()})
+        writer.finish()
+
+
+CONTACTS_TOPIC = "/rcjudge/contacts"
+SAMPLED_TOPIC = "/rcjudge/sampled"
+
+
+def write_annotations(path: str | Path, start_ns: int, contacts: list,
+                      targets: np.ndarray, shown: np.ndarray, name: str = "rcjudge") -> None:
+    """An MCAP of ``foxglove.Log`` annotations on the bundle's clock, to open beside it.
+
+    ``/rcjudge/contacts``: one message per contact event at its time (``"grasp t=2.530s
+    …"``, level WARNING for slip/miss/impact); ``/rcjudge/sampled``: one per sampled
+    timestamp, saying whether the questions showed it. Foxglove merges several files
+    opened together by time, so the events line up with the cameras and signals.
+    """
+    alert = {"slip", "miss", "impact"}
+    rows: list[tuple[int, str, Log]] = []
+    for c in contacts:
+        ns = start_ns + round(c.t * 1e9)
+        end = "open" if c.t_end is None else f"{c.t_end:.3f}s"
+        rows.append((ns, CONTACTS_TOPIC, Log(
+            timestamp=_ts(ns), level=Log.WARNING if c.kind in alert else Log.INFO, name=name,
+            message=f"{c.kind} t={c.t:.3f}s (from {c.t_start:.3f}s to {end}, "
+                    f"peak {c.peak:.2f})")))
+    shown_set = {int(i) for i in shown}
+    order = {int(i): k + 1 for k, i in enumerate(shown)}
+    for i, t in enumerate(targets):
+        ns = start_ns + round(float(t) * 1e9)
+        what = f"shown to the models as image {order[i]}" if i in shown_set else "sampled"
+        rows.append((ns, SAMPLED_TOPIC, Log(timestamp=_ts(ns), level=Log.DEBUG, name=name,
+                                             message=f"frame t={float(t):.3f}s {what}")))
+    rows.sort(key=lambda r: (r[0], r[1]))
+    with open(path, "wb") as f:
+        writer = Writer(f)
+        for ns, topic, msg in rows:
+            writer.write_message(topic, msg, log_time=ns, publish_time=ns)
         writer.finish()

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from judge.config import FingerConfig
 from judge.ensemble.taxonomy import Taxonomy
 from judge.ensemble.version import JudgeVersion
 from rcjudge.home import home
@@ -120,7 +121,10 @@ def version_parts(version: JudgeVersion, taxonomy: Taxonomy) -> dict[str, Any]:
     parts["prompts"] = version.prompts.model_dump(mode="json")
     parts["frames"] = version.frames.model_dump(mode="json")
     parts["vote"] = version.vote.model_dump(mode="json")
-    parts["sampling"] = version.sampling_settings().model_dump(mode="json")
+    sampling = version.sampling_settings()
+    # finger detection at its defaults adds nothing: fingerprints from before it stay valid
+    same = sampling.fingers == FingerConfig()
+    parts["sampling"] = sampling.model_dump(mode="json", exclude={"fingers"} if same else None)
     parts["taxonomy"] = taxonomy.model_dump(mode="json")
     return parts
 

@@ -43,6 +43,13 @@ def instruction_for(task_id: str) -> str:
     return catalog[task_id]
 
 
+def question_indices(t: int, version: JudgeVersion) -> np.ndarray:
+    """Which of ``t`` sampled time steps the questions show: evenly spaced, ends kept; one
+    image is the last, the end state. (K,)"""
+    k = min(version.frames.images_per_question, t)
+    return np.unique(np.round(np.linspace(0 if k > 1 else t - 1, t - 1, k)).astype(int))
+
+
 def question_images(images: np.ndarray, version: JudgeVersion) -> np.ndarray:
     """The images every question shows: cameras tiled side by side, evenly subsampled.
 
@@ -50,12 +57,9 @@ def question_images(images: np.ndarray, version: JudgeVersion) -> np.ndarray:
         images: (n_cams, T, H, W, 3) uint8 from ``decode_frames``.
     Returns:
         (K, H, n_cams·W, 3) uint8 with tiling, else (K·n_cams, H, W, 3); K ≤ images_per_question,
-        first and last time step always kept.
+        first and last time step always kept (K = 1: the last, the end state).
     """
-    t = images.shape[1]
-    k = min(version.frames.images_per_question, t)
-    keep = np.unique(np.round(np.linspace(0, t - 1, k)).astype(int))
-    picked = images[:, keep]  # (n_cams, K, H, W, 3)
+    picked = images[:, question_indices(images.shape[1], version)]  # (n_cams, K, H, W, 3)
     if version.frames.tile_cameras:
         return np.concatenate(list(picked), axis=2)  # (K, H, n_cams·W, 3)
     return picked.transpose(1, 0, 2, 3, 4).reshape(-1, *images.shape[2:])

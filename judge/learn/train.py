@@ -73,6 +73,7 @@ class TrainConfig:
     epochs: int = 8
     patience: int = 2
     lr: float = 2e-3
+    warmup_steps: int = 0  # linear learning-rate warm-up (models trained from scratch need it)
     batch: int = 8
     test_fraction: float = 0.2
     val_fraction: float = 0.15
@@ -156,6 +157,9 @@ def mean_loss(backend, data: Sequence[tuple[ScoreRequest, int]]) -> float:
         return float(sum(float(_loss(backend, [d])) for d in data) / len(data))
 
 
+#: Gradients are clipped to this global norm (one bad batch cannot undo an epoch).
+CLIP_NORM = 1.0
+
 #: Attention projections of the text and vision transformers, the modules LoRA adapts.
 LORA_TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj", "out_proj")
 
@@ -198,8 +202,10 @@ def train_model(backend, train: list, val: list, seed: int, cfg: TrainConfig,
     torch.manual_seed(seed)
     rng = np.random.default_rng(seed)
     model = backend.model
-    opt = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=cfg.lr,
-                            weight_decay=0.0)
+    params = [p for p in model.parameters() if p.requires_grad]
+    opt = torch.optim.AdamW(params, lr=cfg.lr, weight_decay=0.0)
+    warm = torch.optim.lr_scheduler.LambdaLR(
+        opt, lambda s: min(1.0, (s + 1) / cfg.warmup_steps) if cfg.warmup_steps else 1.0)
     best = {"val_loss": mean_loss(backend, val), "epoch": 0,
             "state": {k: v.detach().clone() for k, v in model.state_dict().items()}}
     history, steps, stale = [], 0, 0
@@ -211,7 +217,9 @@ def train_model(backend, train: list, val: list, seed: int, cfg: TrainConfig,
             loss = _loss(backend, [train[j] for j in order[i:i + cfg.batch]])
             opt.zero_grad()
             loss.backward()
+            torch.nn.utils.clip_grad_norm_(params, CLIP_NORM)
             opt.step()
+            warm.step()
             losses.append(float(loss.detach()))
             steps += 1
             meter.step(note=f"{backend.spec.name} epoch {epoch} loss {np.mean(losses):.3f}")

@@ -136,6 +136,20 @@ batch_failures = sa.Table(
     sa.Column("failed_at", UTCDateTime, nullable=False),
 )
 
+#: Content of each tier-B (held-out) task (migration 0005). The API's database role
+#: (``rcjudge_api``) has no privilege on the four content columns ``task_id``,
+#: ``instruction``, ``scene_spec``, ``success_criteria`` (docs/api.md).
+tier_b_tasks = sa.Table(
+    "tier_b_tasks", metadata,
+    sa.Column("task_key", sa.Text, primary_key=True),
+    sa.Column("tier", sa.Text, nullable=False),
+    sa.Column("family", sa.Text, nullable=False),
+    sa.Column("task_id", sa.Text, nullable=False, unique=True),
+    sa.Column("instruction", sa.Text, nullable=False),
+    sa.Column("scene_spec", sa.Text, nullable=True),
+    sa.Column("success_criteria", sa.Text, nullable=True),
+)
+
 # --- views (created by migration 0002; described here for typed reads) -------------
 #: Kept out of :data:`metadata` so nothing ever tries to CREATE TABLE them. Their SQL
 #: lives in migration 0002 (frozen, like every migration).

@@ -14,7 +14,7 @@ import pytest
 
 from bench.synth import frame_code, read_frame_index
 from judge.bundle.create import create_bundle
-from judge.bundle.decode import decode_frames, load_streams
+from judge.bundle.decode import decode_frames, load_streams, read_mp4
 from judge.bundle.intake import intake
 from judge.bundle.manifest import write_manifest
 from judge.bundle.write import write_mcap
@@ -78,7 +78,7 @@ def rec(tmp_path_factory):
 
 def test_create_then_decode_exact_frames(rec, tmp_path):
     out = tmp_path / "bundle"
-    manifest = create_bundle(rec["videos"], rec["signals"], rec["attribution"], str(out))
+    manifest = create_bundle(rec["videos"], rec["signals"], rec["attribution"], str(out)).manifest
     bundle = intake(str(out))
     assert bundle.bundle_hash == manifest.bundle_hash
     streams = load_streams(bundle)
@@ -103,13 +103,18 @@ def test_create_cli_json(rec, tmp_path, capsys):
     assert "already exists; bundles are never overwritten" in capsys.readouterr().err
 
 
-def test_b_frames_refused_and_nothing_written(rec, tmp_path):
-    bad = write_mp4(tmp_path / "bframes.mp4", b_frames=2)
-    videos = {**rec["videos"], "wrist": str(bad)}
+def test_b_frames_reencoded_by_create_but_refused_as_sidecar(rec, tmp_path):
+    bframes = write_mp4(tmp_path / "bframes.mp4", b_frames=2)
+    videos = {**rec["videos"], "wrist": str(bframes)}
+    created = create_bundle(videos, rec["signals"], rec["attribution"], str(tmp_path / "out"))
+    assert created.cameras["wrist"].reason == "frames are reordered (B-frames)"
+    assert created.cameras["left"].mode == "copy"
+    streams = load_streams(intake(str(tmp_path / "out")))
+    frames = decode_frames(streams.videos, np.array([0.0, 1.3, 2.9]))
+    assert [read_frame_index(img) for img in frames.images[2]] == [0, 13, 29]
+    # a sidecar camera inside a bundle is read as it is: B-frames stay refused there
     with pytest.raises(VideoError, match=r"bframes.mp4: frames are reordered \(B-frames\)"):
-        create_bundle(videos, rec["signals"], rec["attribution"], str(tmp_path / "out"))
-    assert not (tmp_path / "out").exists()
-    assert [p.name for p in tmp_path.iterdir()] == ["bframes.mp4"]
+        read_mp4(None, str(bframes), "wrist")
 
 
 def test_signal_table_errors(rec, tmp_path):

@@ -79,7 +79,7 @@ def test_compose_file_fits_the_compose_schema(tmp_path):
     good = _check_compose(DOCKER / "compose.yaml")
     assert good.returncode == 0, good.stdout + good.stderr
     data = yaml.safe_load((DOCKER / "compose.yaml").read_text())
-    assert set(data["services"]) == {"postgres", "ray-head", "api"}
+    assert set(data["services"]) == {"postgres", "ray-head", "api", "screen"}
     assert data["services"]["ray-head"]["build"]["dockerfile"] == "docker/worker.Dockerfile"
     assert data["services"]["api"]["build"]["dockerfile"] == "docker/api.Dockerfile"
     data["services"]["api"]["imagee"] = "typo"  # the schema does reject a wrong key
@@ -106,30 +106,49 @@ def test_worker_entry_point_runs_outside_docker():
         assert flag.split("=")[0] in helped.stdout, flag
 
 
-def test_api_entry_point_serves_the_screen_outside_docker(tmp_path):
-    entry = _instruction("api.Dockerfile", "ENTRYPOINT")
-    assert entry[:2] == ["rcjudge", "serve"]
-    command = yaml.safe_load((DOCKER / "compose.yaml").read_text())["services"]["api"][
-        "command"]
-    assert command == ["--cards", "/data/cards.json"]
-    (tmp_path / "cards.json").write_text("[]")
+def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    args = [a if a != "8765" else str(port) for a in entry[1:]]  # a free port, same command
-    args += [command[0], str(tmp_path / "cards.json")]
-    proc = subprocess.Popen([sys.executable, "-m", "rcjudge.cli", *args], cwd=ROOT,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        return s.getsockname()[1]
+
+
+def _serves(argv: list[str], path: str, port: int, env: dict | None = None) -> int:
+    """Start ``rcjudge ARGV`` here, GET ``path`` on ``port``; the HTTP status."""
+    import os
+
+    proc = subprocess.Popen([sys.executable, "-m", "rcjudge.cli", *argv], cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, **(env or {})})
     try:
-        deadline, status = time.time() + 60, None
+        deadline = time.time() + 60
         while time.time() < deadline and proc.poll() is None:
             try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=2) as r:
-                    status = r.status
-                break
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=2) as r:
+                    return r.status
             except OSError:
                 time.sleep(0.2)
-        assert status == 200, proc.stderr.read() if proc.poll() is not None else "no answer"
+        return -1 if proc.poll() is None else proc.returncode
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+def test_api_entry_point_serves_the_judge_api_outside_docker(tmp_path):
+    entry = _instruction("api.Dockerfile", "ENTRYPOINT")
+    assert entry == ["rcjudge", "api", "serve", "--host", "0.0.0.0", "--port", "8000"]
+    api = yaml.safe_load((DOCKER / "compose.yaml").read_text())["services"]["api"]
+    assert api["environment"]["RCJUDGE_DB"].startswith("postgresql+psycopg://")
+    port = _free_port()
+    argv = [a if a != "8000" else str(port) for a in entry[1:]]  # a free port, same command
+    assert _serves(argv, "/openapi.json", port,
+                   {"RCJUDGE_DB": f"sqlite:///{tmp_path / 'api.db'}"}) == 200
+
+
+def test_screen_entry_point_serves_the_screen_outside_docker(tmp_path):
+    screen = yaml.safe_load((DOCKER / "compose.yaml").read_text())["services"]["screen"]
+    assert screen["entrypoint"][:2] == ["rcjudge", "serve"]
+    assert screen["command"] == ["--cards", "/data/cards.json"]
+    (tmp_path / "cards.json").write_text("[]")
+    port = _free_port()
+    argv = [a if a != "8765" else str(port) for a in screen["entrypoint"][1:]]
+    assert _serves([*argv, "--cards", str(tmp_path / "cards.json")], "/", port) == 200

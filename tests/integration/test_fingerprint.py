@@ -186,3 +186,21 @@ def test_judges_show_prints_the_fingerprint_and_compares_with_the_ledger(tmp_pat
     assert main(["judges", "show", str(path), "--db", url]) == 0
     assert capsys.readouterr().out.splitlines()[-1] == (
         "ledger: judged with 0000000000000000, changed since: prompts")
+
+
+def test_finger_settings_at_their_defaults_leave_the_fingerprint_as_it_was(model_folder):
+    """The fingers section (width + actuator detection) is new: at its defaults the sampling
+    part hashes exactly as before it existed; a changed setting is a changed part."""
+    from judge.ensemble.fingerprint import version_parts
+
+    taxonomy = load_taxonomy()
+    base = version_with_files(model_folder)
+    parts = version_parts(base, taxonomy)
+    assert "fingers" not in parts["sampling"]
+    assert set(parts["sampling"]) == {"contacts", "sample"}
+    before = json.dumps(SamplingConfig().model_dump(mode="json", exclude={"fingers"}),
+                        sort_keys=True)
+    assert json.dumps(parts["sampling"], sort_keys=True) == before
+    changed = version_with_files(model_folder, sampling={"fingers": {"settle_s": 0.2}})
+    assert fingerprint(changed, taxonomy).changed(fingerprint(base, taxonomy).parts) == [
+        "sampling"]

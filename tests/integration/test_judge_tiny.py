@@ -9,6 +9,7 @@ import sys
 
 import numpy as np
 import pytest
+from PIL import Image
 
 from judge.ensemble.judge import Judge
 from judge.ensemble.version import Vote, load_judge_version
@@ -76,7 +77,8 @@ def test_cli_judge_json(tiny_models, bundle, capsys):
     assert len(rows) == 1 and rows[0]["run_id"] == "synth-0003-0000"
     assert set(rows[0]["timings"]) == {"intake_s", "frames_s", "models_s", "vote_s"}
     assert main(["judge", bundle, "--judge", "nope"]) == 2
-    assert "unknown judge version 'nope'; known: rc-judge-v1, tiny" in capsys.readouterr().err
+    assert ("unknown judge version 'nope'; known: rc-judge-v1, tiny, tiny-vision"
+            in capsys.readouterr().err)
 
 
 def _cli(args: list[str], cwd, env: dict) -> subprocess.CompletedProcess:
@@ -105,3 +107,35 @@ def test_judge_from_any_folder_finds_models_in_rcjudge_home(tiny_models, bundle,
         f"{tmp_path / 'empty-home' / 'models' / 'tiny' / 'gemma3'} ({{models_dir}} = "
         f"{tmp_path / 'empty-home' / 'models'}, from $RCJUDGE_HOME/models); build the tiny "
         f"models with `rcjudge models build-tiny`")
+
+
+def test_the_vision_profile_sees_more_and_judges_through_the_same_path(tiny_models, bundle):
+    from models.tiny import build_tiny
+
+    built = {m.name: m for m in build_tiny(tiny_models.parent / "tiny-vision", profile="vision")}
+    assert all(m.bytes < 5 * 2**20 for m in built.values())
+    frame = np.zeros((1, 120, 160, 3), np.uint8)
+    tokens = {}
+    for name in ("gemma3", "idefics3", "llava"):
+        b = create_backend(BackendSpec(name=name, backend="transformers",
+                                       path=str(built[name].path), max_pixels=19200))
+        b.load()
+        text = b.prompt_text(1, "q")
+        ids = b.processor(text=[text], images=[[Image.fromarray(frame[0])]],
+                          return_tensors="pt")["input_ids"][0].tolist()
+        image_token = {"gemma3": "<image_soft_token>", "idefics3": "<image>",
+                       "llava": "<image>"}[name]
+        tokens[name] = ids.count(b.tokenizer.convert_tokens_to_ids(image_token))
+    # 128-px inputs in 16-px patches: 8 x 8 = 64, pooled 2 x 2 by Gemma 3 and Idefics3,
+    # all 64 + CLS for LLaVA (the plumbing profile: 4, 4, 17)
+    assert tokens == {"gemma3": 16, "idefics3": 16, "llava": 65}
+    j = Judge("tiny-vision").judge(bundle)
+    assert [a.model for a in j.answers] == ["gemma3-vision", "idefics3-vision", "llava-vision"]
+    assert j.frames == 3  # one image per camera: the last sampled time step
+
+
+def test_an_unknown_tiny_profile_is_one_line(tmp_path):
+    from models.tiny import build_tiny
+
+    with pytest.raises(ModelError, match=r"unknown tiny profile 'huge'; known: plumbing, vision"):
+        build_tiny(tmp_path, profile="huge")

@@ -163,3 +163,26 @@ def test_truth_labels_import_into_a_ledger(sim_set, tmp_path, capsys):
         t = truth(paths[0].parent / run_id)
         assert (stored.label.attempt, stored.label.success, stored.label.failure_class) == (
             t["attempt"], t["success"], t["failure_class"])
+
+
+def test_actuator_signal_bundles_name_the_profile_and_find_grasp_and_drop(tmp_path):
+    """The gripper as a real one reports it (motor force, ~390 N whenever driven): the
+    bundle names the sawyer-sim profile and the width detector finds the grasp and the
+    release of a premature-release rollout within 0.1 s of the physics truth, where the
+    force detector reading the motor effort fires a grasp at the close command."""
+    from bench.contacts_eval import evaluate
+    from bench.sim.generate import make_config, write_sim_set
+    from judge.bundle.decode import load_streams
+    from judge.bundle.intake import intake
+
+    cfg = make_config(**{**CFG, "perturbation": "release", "duration_s": 3.0, "seed": 5},
+                      gripper_signal="actuator")
+    paths, _ = write_sim_set(tmp_path / "act", 2, cfg, workers=1)
+    assert load_streams(intake(str(paths[0]))).metadata == {
+        "rcjudge.gripper": {"profile": "sawyer-sim"}}
+    result = evaluate(paths)
+    assert result["truth_by_kind"]["grasp"] == result["found_by_kind"]["grasp"] == 2
+    assert result["found_by_kind"].get("release", 0) == result["truth_by_kind"]["release"]
+    assert result["gripper_spurious_per_bundle"] == 0.0
+    base = evaluate(paths, use_profile=False)
+    assert base["found_by_kind"].get("grasp", 0) == 0

@@ -74,6 +74,7 @@ def trace(n: int = 241, **over) -> Trace:
     """A hand-built trace: the tool sits on the object, nothing else happens."""
     base = {"dt": 0.0125, "q": np.zeros((n, 7)), "qd": np.zeros((n, 7)),
             "tau": np.zeros((n, 7)), "width": np.full(n, 0.1), "grip": np.zeros(n),
+            "actuator": np.zeros(n),
             "touch": np.zeros(n), "scene": np.zeros(n), "tcp": np.zeros((n, 3)),
             "obj": np.zeros((n, 3)), "goal": np.array([0.3, 0.0, 0.0]),
             "metric": np.full(n, 0.3), "success": np.zeros(n, bool), "threshold": 0.07,

@@ -1,0 +1,331 @@
+"""What the Judge API reads and writes besides judging: the service's other endpoints.
+
+Judgments, runs, operator labels, the calibration set, the taxonomy, judge versions,
+re-judge jobs, coefficients and attestations, as methods of :class:`CatalogMixin` (mixed
+into :class:`judge.api.service.JudgeService`). A key sees only the runs its own calls
+judged, in its own mode's database. A tier-B task id is never returned.
+"""
+
+from __future__ import annotations
+
+import secrets
+from datetime import datetime
+from typing import Any
+
+import sqlalchemy as sa
+
+from judge.api import tables as T
+from judge.api.coefficients import MIN_N, K, published_table
+from judge.api.coefficients import table as coefficient_table
+from judge.api.errors import ApiError
+from judge.api.protocol import (
+    Attestation,
+    CalibrationRow,
+    CoefficientCell,
+    JudgeModel,
+    JudgeVersionResponse,
+    LabelRequest,
+    LabelResponse,
+    RejudgeJob,
+    RejudgeRequest,
+    RunResponse,
+    TaskOut,
+    TaxonomyClass,
+    TaxonomyFamily,
+    TaxonomyResponse,
+)
+from judge.ensemble.taxonomy import load_taxonomy
+from judge.ledgers import schema as S
+from judge.ledgers.records import Label
+from judge.ledgers.store import _run_from_row
+
+PAGE = 100
+
+
+def _iso(t: datetime | None) -> str | None:
+    from judge.api.service import _iso as iso
+
+    return iso(t)
+
+
+def judgment_number(judgment_id: str) -> int:
+    """``jd_12`` -> 12; ApiError 404 for anything else."""
+    head, _, num = judgment_id.partition("_")
+    if head != "jd" or not num.isdigit() or len(num) > 18:
+        raise ApiError(404, f"judgment {judgment_id!r}: no such judgment (ids read jd_<n>)")
+    return int(num)
+
+
+def run_response(row: Any) -> RunResponse:
+    run = _run_from_row(row)
+    a = run.attribution
+    return RunResponse(run_id=run.run_id, bundle_hash=run.bundle_hash, policy=a.policy,
+                       body=a.body, task=TaskOut(id=None if a.task.tier == "B" else a.task.id,
+                                                 tier=a.task.tier),
+                       duration_s=run.duration_s, cycle_sec=run.cycle_sec,
+                       recorded_at=_iso(run.recorded_at))
+
+
+class CatalogMixin:
+    """Reads and writes of the other endpoints (needs ``modes``, ``require``, ``_response``)."""
+
+    # --- judgments ----------------------------------------------------------------------
+    def _owned_judgments(self, caller: Any) -> sa.Select:
+        j, o = S.judgments, T.owned
+        return sa.select(j).join(o, (o.c.judgment_id == j.c.judgment_id)
+                                 & (o.c.key_id == caller.key_id))
+
+    def list_judgments(self, caller: Any, cursor: str | None, limit: int) -> dict[str, Any]:
+        """The key's judgments, newest first, ``limit`` a page."""
+        self.require(caller, "judgments:read")
+        j = S.judgments
+        stmt = self._owned_judgments(caller).order_by(j.c.judgment_id.desc()).limit(limit + 1)
+        if cursor:
+            stmt = stmt.where(j.c.judgment_id < judgment_number(cursor))
+        with self.modes[caller.mode].engine.connect() as conn:
+            rows = conn.execute(stmt).all()
+            data = [self._response(conn, r, None) for r in rows[:limit]]
+        more = len(rows) > limit
+        return {"data": data, "next_cursor": data[-1].judgment_id if more else None}
+
+    def get_judgment(self, caller: Any, judgment_id: str) -> Any:
+        """One of the key's judgments; 404 for anyone else's."""
+        self.require(caller, "judgments:read")
+        n = judgment_number(judgment_id)
+        with self.modes[caller.mode].engine.connect() as conn:
+            row = conn.execute(self._owned_judgments(caller)
+                               .where(S.judgments.c.judgment_id == n)).first()
+            if row is None:
+                raise ApiError(404, f"judgment {judgment_id!r}: no such judgment for this key")
+            return self._response(conn, row, None)
+
+    # --- runs -----------------------------------------------------------------------------
+    def _owned_run_ids(self, conn: Any, caller: Any) -> sa.Select:
+        j, o = S.judgments, T.owned
+        return (sa.select(j.c.run_id).join(o, (o.c.judgment_id == j.c.judgment_id)
+                                           & (o.c.key_id == caller.key_id)).distinct())
+
+    def list_runs(self, caller: Any, cursor: str | None, limit: int) -> dict[str, Any]:
+        """The key's runs, by run id."""
+        self.require(caller, "runs:read")
+        r = S.runs
+        with self.modes[caller.mode].engine.connect() as conn:
+            stmt = (sa.select(r).where(r.c.run_id.in_(self._owned_run_ids(conn, caller)))
+                    .order_by(r.c.run_id).limit(limit + 1))
+            if cursor:
+                stmt = stmt.where(r.c.run_id > cursor)
+            rows = conn.execute(stmt).all()
+        data = [run_response(x) for x in rows[:limit]]
+        return {"data": data, "next_cursor": data[-1].run_id if len(rows) > limit else None}
+
+    def _owned_run(self, conn: Any, caller: Any, run_id: str) -> Any:
+        r = S.runs
+        row = conn.execute(sa.select(r).where(
+            r.c.run_id == run_id, r.c.run_id.in_(self._owned_run_ids(conn, caller)))).first()
+        if row is None:
+            raise ApiError(404, f"run {run_id!r}: no such run for this key")
+        return row
+
+    def get_run(self, caller: Any, run_id: str) -> RunResponse:
+        self.require(caller, "runs:read")
+        with self.modes[caller.mode].engine.connect() as conn:
+            return run_response(self._owned_run(conn, caller, run_id))
+
+    # --- operator labels --------------------------------------------------------------
+    def add_label(self, caller: Any, run_id: str, req: LabelRequest) -> tuple[bool, Any]:
+        """Write one operator label of the key's run; (new?, the stored label)."""
+        self.require(caller, "labels:write")
+        if req.failure_class is not None and req.failure_class not in load_taxonomy().classes:
+            raise ApiError(422, f"failure_class {req.failure_class!r}: not a taxonomy class "
+                           "(GET /v1/taxonomy lists them)")
+        from judge.ledgers.records import utc
+        from judge.ledgers.store import _now
+
+        try:
+            at = utc(datetime.fromisoformat(req.labeled_at)) if req.labeled_at else _now()
+        except ValueError:
+            raise ApiError(422, f"labeled_at {req.labeled_at!r}: not an ISO 8601 time") from None
+        mode = self.modes[caller.mode]
+        with mode.engine.connect() as conn:
+            self._owned_run(conn, caller, run_id)
+        label = Label(run_id=run_id, attempt=req.attempt, success=req.success,
+                      failure_class=req.failure_class, labeled_by=req.labeled_by,
+                      labeled_at=at)
+        new = mode.ledger.add_labels([label]) == 1
+        stored = [s for s in mode.ledger.labels(run_id)
+                  if s.label.labeled_by == req.labeled_by and s.label.labeled_at == at]
+        if new:
+            for row in self.calibration_set(caller, None, right="labels:write")["data"]:
+                if row.run_id == run_id:
+                    self.emit(caller, "calibration.disagreement", row.model_dump(mode="json"))
+        return new, _label_out(stored[-1])
+
+    def list_labels(self, caller: Any, run_id: str) -> dict[str, Any]:
+        self.require(caller, "labels:read")
+        mode = self.modes[caller.mode]
+        with mode.engine.connect() as conn:
+            self._owned_run(conn, caller, run_id)
+        return {"data": [_label_out(s) for s in mode.ledger.labels(run_id)]}
+
+    def calibration_set(self, caller: Any, judge_version: str | None,
+                        right: str = "labels:read") -> dict[str, Any]:
+        """The key's judgments that disagree with their run's current label."""
+        self.require(caller, right)
+        mode = self.modes[caller.mode]
+        with mode.engine.connect() as conn:
+            owned = {r[0] for r in conn.execute(self._owned_run_ids(conn, caller)).all()}
+        rows = [r for r in mode.ledger.calibration_set(judge_version) if r.run_id in owned]
+        return {"data": [CalibrationRow(
+            judgment_id=f"jd_{r.judgment_id}", run_id=r.run_id, judge_version=r.judge_version,
+            attempt=r.attempt, success=r.success, failure_class=r.failure_class,
+            label_attempt=r.label_attempt, label_success=r.label_success,
+            label_failure_class=r.label_failure_class, attempt_disagrees=r.attempt_disagrees,
+            success_disagrees=r.success_disagrees, class_disagrees=r.class_disagrees)
+            for r in rows]}
+
+    # --- taxonomy, judge versions ------------------------------------------------------
+    def taxonomy(self, caller: Any) -> TaxonomyResponse:
+        self.require(caller, "taxonomy:read")
+        tax = load_taxonomy()
+        return TaxonomyResponse(
+            families=[TaxonomyFamily(name=k, description=v) for k, v in tax.families.items()],
+            classes=[TaxonomyClass(name=k, family=k.partition(".")[0],
+                                   counts_against_policy=v.counts_against_policy,
+                                   description=v.description) for k, v in tax.classes.items()],
+            exempt_count=len(tax.exempt), empty_class_counts_against_policy=True)
+
+    def judge_versions(self, caller: Any) -> list[JudgeVersionResponse]:
+        from judge.config import configs_dir
+
+        self.require(caller, "taxonomy:read")
+        names = sorted(p.stem for p in (configs_dir() / "judges").glob("*.yaml"))
+        return [self.judge_version(caller, n) for n in names]
+
+    def judge_version(self, caller: Any, name: str) -> JudgeVersionResponse:
+        from judge.ensemble.version import load_judge_version
+        from judge.errors import ConfigError
+
+        self.require(caller, "taxonomy:read")
+        try:
+            v = load_judge_version(name) if "/" not in name else None
+        except ConfigError as exc:
+            raise ApiError(404, str(exc)) from None
+        if v is None:
+            raise ApiError(404, f"judge version {name!r}: no such judge version")
+        recorded = self.modes[caller.mode].ledger.version_fingerprint(name)
+        return JudgeVersionResponse(
+            name=v.name, description=v.description,
+            models=[JudgeModel(name=m.name, backend=m.backend) for m in v.models],
+            fingerprint=recorded[0] if recorded else None)
+
+    # --- coefficients -----------------------------------------------------------------
+    def coefficients(self, caller: Any, **filters: str | None) -> dict[str, Any]:
+        """The published cells covering ``filters`` (policy, body, task_family, tier,
+        judge_version); a too narrow query gets the coarser cell that contains it."""
+        self.require(caller, "coefficients:read")
+        c = T.coefficients
+        stmt = sa.select(c).where(c.c.cell_policy.is_not(None))  # pending rows: not yet
+        with self.modes[caller.mode].engine.connect() as conn:
+            rows = conn.execute(stmt).all()
+        return {"min_n": MIN_N, "k": K, "data": published_table(rows, **filters)}
+
+    # --- attestations -------------------------------------------------------------------
+    def attestations(self, caller: Any) -> dict[str, Any]:
+        self.require(caller, "attestations:read")
+        a = T.attestations
+        with self.modes["live"].engine.connect() as conn:
+            rows = conn.execute(sa.select(a).order_by(a.c.issued_at, a.c.attestation_id)).all()
+        return {"data": [_attestation(r) for r in rows]}
+
+    def attestation(self, caller: Any, attestation_id: str) -> Attestation:
+        self.require(caller, "attestations:read")
+        a = T.attestations
+        with self.modes["live"].engine.connect() as conn:
+            row = conn.execute(sa.select(a).where(a.c.attestation_id == attestation_id)).first()
+        if row is None:
+            raise ApiError(404, f"attestation {attestation_id!r}: no such attestation")
+        return _attestation(row)
+
+    # --- re-judge jobs ------------------------------------------------------------------
+    def start_rejudge(self, caller: Any, req: RejudgeRequest) -> RejudgeJob:
+        """Queue a re-judge of the key's runs (or ``run_ids`` of them) with ``req.judge``."""
+        self.require(caller, "rejudge:write")
+        self.judge_for(req.judge)  # an unknown version is a 422 now, not a failed job
+        mode = self.modes[caller.mode]
+        r = S.runs
+        with mode.engine.connect() as conn:
+            stmt = sa.select(r.c.run_id).where(
+                r.c.run_id.in_(self._owned_run_ids(conn, caller))).order_by(r.c.run_id)
+            owned = [x[0] for x in conn.execute(stmt).all()]
+        if req.run_ids is not None:
+            unknown = sorted(set(req.run_ids) - set(owned))
+            if unknown:
+                raise ApiError(422, f"run_ids: no such run(s) for this key: "
+                               f"{', '.join(unknown[:10])}")
+            owned = [x for x in owned if x in set(req.run_ids)]
+        job_id = "rj_" + secrets.token_hex(8)
+        from judge.ledgers.store import _now
+
+        with mode.write() as conn, conn.begin():
+            conn.execute(sa.insert(T.jobs).values(
+                job_id=job_id, key_id=caller.key_id, kind="rejudge", status="queued",
+                request={"judge": req.judge, "run_ids": owned},
+                result={"judged": 0, "failed": []}, error=None, created_at=_now(),
+                finished_at=None))
+        self.pool.submit(self._run_rejudge, caller, job_id, req.judge, owned)
+        return self.rejudge_job(caller, job_id, right="rejudge:write")
+
+    def _run_rejudge(self, caller: Any, job_id: str, judge_name: str, run_ids: list[str]) -> None:
+        from judge.ledgers.store import _now
+
+        mode = self.modes[caller.mode]
+        j = T.jobs
+        with mode.write() as conn, conn.begin():
+            conn.execute(sa.update(j).where(j.c.job_id == job_id).values(status="running"))
+        judged, failed = 0, []
+        for run_id in run_ids:
+            run = mode.ledger.get_run(run_id)
+            try:
+                self.judge_run(caller, run, judge_name, charge=False)
+                judged += 1
+            except ApiError as exc:
+                failed.append({"run_id": run_id, "detail": exc.detail})
+            except Exception as exc:  # one run's failure costs only that run
+                failed.append({"run_id": run_id, "detail": f"{type(exc).__name__}: {exc}"})
+        with mode.write() as conn, conn.begin():
+            conn.execute(sa.update(j).where(j.c.job_id == job_id).values(
+                status="succeeded", result={"judged": judged, "failed": failed},
+                finished_at=_now()))
+        self.emit(caller, "rejudge.completed", {"job_id": job_id, "judge": judge_name,
+                                                "judged": judged, "failed": len(failed)})
+
+    def rejudge_job(self, caller: Any, job_id: str, right: str = "rejudge:read") -> RejudgeJob:
+        self.require(caller, right)
+        j = T.jobs
+        with self.modes[caller.mode].engine.connect() as conn:
+            row = conn.execute(sa.select(j).where(j.c.job_id == job_id, j.c.kind == "rejudge",
+                                                  j.c.key_id == caller.key_id)).first()
+        if row is None:
+            raise ApiError(404, f"re-judge job {job_id!r}: no such job for this key")
+        return RejudgeJob(job_id=row.job_id, status=row.status, judge=row.request["judge"],
+                          runs=len(row.request["run_ids"]), judged=row.result["judged"],
+                          failed=row.result["failed"], created_at=_iso(row.created_at),
+                          finished_at=_iso(row.finished_at))
+
+
+def aggregate_cells(rows: list[Any], min_n: int = MIN_N) -> list[CoefficientCell]:
+    """Every published cell of ``rows`` (see :mod:`judge.api.coefficients`)."""
+    return coefficient_table(rows, min_n)
+
+
+def _label_out(s: Any) -> LabelResponse:
+    lb = s.label
+    return LabelResponse(label_id=s.label_id, run_id=lb.run_id, attempt=lb.attempt,
+                         success=lb.success, failure_class=lb.failure_class,
+                         labeled_by=lb.labeled_by, labeled_at=_iso(lb.labeled_at))
+
+
+def _attestation(r: Any) -> Attestation:
+    return Attestation(attestation_id=r.attestation_id, subject=r.subject,
+                       statement=r.statement, issued_by=r.issued_by,
+                       issued_at=_iso(r.issued_at))

@@ -1,0 +1,197 @@
+"""``rcjudge api serve``, ``rcjudge keys create|list|revoke``, ``rcjudge attestations import``.
+
+Thin wrappers over :class:`judge.api.service.JudgeService`; ``--db`` is the live
+database (the test-mode one sits beside it, see docs/api.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from datetime import datetime
+from typing import Any
+
+from judge.api.errors import ApiError
+from judge.errors import JudgeError
+
+
+class ApiCliError(JudgeError, ValueError):
+    """A refused API admin command (bad rights, unknown key, bad attestation file)."""
+
+
+def _service(args: argparse.Namespace) -> Any:
+    from judge.api.service import JudgeService
+
+    return JudgeService(args.db, workers=1)
+
+
+def _cmd_serve(args: argparse.Namespace) -> int:
+    from judge.api.routes import create_app
+    from judge.api.server import serve
+
+    service = _service(args)
+    try:
+        serve(create_app(service), args.host, args.port)
+    finally:
+        service.close()
+    return 0
+
+
+def _cmd_keys_create(args: argparse.Namespace) -> int:
+    from judge.api.auth import RIGHTS
+
+    rights = sorted(RIGHTS) if args.rights == "all" else [
+        r.strip() for r in args.rights.split(",") if r.strip()]
+    service = _service(args)
+    try:
+        key, rec = service.create_key(args.name, args.mode, rights)
+    except ApiError as exc:
+        raise ApiCliError(f"--rights: {exc.detail}") from None
+    finally:
+        service.close()
+    out = {"key": key, "key_id": rec.key_id, "mode": rec.mode,
+           "rights_granted": list(rec.rights)}
+    if args.json:
+        print(json.dumps(out))
+    else:
+        print(f"{key}\n(shown once: only its hash is stored) id {rec.key_id}, {rec.mode}, "
+              f"rights: {', '.join(rec.rights)}")
+    return 0
+
+
+def _cmd_keys_list(args: argparse.Namespace) -> int:
+    service = _service(args)
+    try:
+        rows = service.list_keys()
+    finally:
+        service.close()
+    if args.json:
+        print(json.dumps(rows))
+    else:
+        for r in rows:
+            state = f"revoked {r['revoked_at']}" if r["revoked_at"] else "active"
+            print(f"{r['key_id']}  {r['mode']:4}  {state:7}  {r['name']}  "
+                  f"{','.join(r['rights_granted'])}")
+    return 0
+
+
+def _cmd_keys_revoke(args: argparse.Namespace) -> int:
+    service = _service(args)
+    try:
+        changed = service.revoke_key(args.key_id)
+    except ApiError as exc:
+        raise ApiCliError(exc.detail) from None
+    finally:
+        service.close()
+    print(json.dumps({"key_id": args.key_id, "revoked": True, "changed": changed})
+          if args.json else f"{args.key_id}: revoked" + ("" if changed else " (already)"))
+    return 0
+
+
+_ATTESTATION_FIELDS = ("attestation_id", "subject", "statement", "issued_by", "issued_at")
+
+
+def read_attestations(path: str) -> list[dict[str, Any]]:
+    """Rows of a JSON-lines attestation file; every bad line named, nothing half-read."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            lines = f.read().splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ApiCliError(f"{path}: cannot read: {exc}") from None
+    rows, errors, seen = [], [], set()
+    for i, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            doc = json.loads(line)
+        except json.JSONDecodeError as exc:
+            errors.append(f"line {i}: not JSON ({exc.msg})")
+            continue
+        if not isinstance(doc, dict):
+            errors.append(f"line {i}: expected a JSON object")
+            continue
+        missing = [k for k in _ATTESTATION_FIELDS
+                   if not isinstance(doc.get(k), str) or not doc[k].strip()]
+        extra = sorted(set(doc) - set(_ATTESTATION_FIELDS))
+        if missing or extra:
+            errors.append(f"line {i}: " + "; ".join(
+                ([f"missing {', '.join(missing)}"] if missing else [])
+                + ([f"unknown {', '.join(extra)}"] if extra else [])))
+            continue
+        try:
+            at = datetime.fromisoformat(doc["issued_at"])
+        except ValueError:
+            errors.append(f"line {i}: issued_at {doc['issued_at']!r}: not ISO 8601")
+            continue
+        if doc["attestation_id"] in seen:
+            errors.append(f"line {i}: attestation_id {doc['attestation_id']!r} repeated")
+            continue
+        seen.add(doc["attestation_id"])
+        rows.append({**doc, "issued_at": at})
+    if errors:
+        raise ApiCliError(f"{path}: {len(errors)} error(s), nothing imported: "
+                          + "; ".join(errors))
+    return rows
+
+
+def _cmd_attestations_import(args: argparse.Namespace) -> int:
+    import sqlalchemy as sa
+
+    from judge.api import tables as T
+
+    rows = read_attestations(args.file)
+    service = _service(args)
+    try:
+        a = T.attestations
+        with service.modes["live"].write() as conn, conn.begin():
+            have = {r[0] for r in conn.execute(sa.select(a.c.attestation_id)).all()}
+            new = [r for r in rows if r["attestation_id"] not in have]
+            if new:
+                conn.execute(sa.insert(a), new)
+    finally:
+        service.close()
+    out = {"file": args.file, "read": len(rows), "imported": len(new)}
+    print(json.dumps(out) if args.json else
+          f"{args.file}: {len(new)} imported, {len(rows) - len(new)} already there")
+    return 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    def db(p: argparse.ArgumentParser, json_flag: bool = True) -> None:
+        p.add_argument("--db", default=None, help="live database URL (default: $RCJUDGE_DB "
+                       "or the data dir's rcjudge.db)")
+        if json_flag:
+            p.add_argument("--json", action="store_true", help="print JSON")
+
+    # `rcjudge serve` is the verdict screen (verdict/cli.py): the API is `rcjudge api serve`
+    api = sub.add_parser("api", help="the HTTP Judge API").add_subparsers(
+        dest="api_command", required=True, metavar="ACTION")
+    p = api.add_parser("serve", help="serve the Judge API (uvicorn)")
+    db(p, json_flag=False)
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=int, default=8000)
+    p.set_defaults(func=_cmd_serve)
+
+    keys = sub.add_parser("keys", help="API keys: create, list, revoke").add_subparsers(
+        dest="keys_command", required=True, metavar="ACTION")
+    p = keys.add_parser("create", help="create a key (printed once)")
+    db(p)
+    p.add_argument("--name", required=True)
+    p.add_argument("--mode", choices=["live", "test"], default="live")
+    p.add_argument("--rights", default="all",
+                   help="comma-separated rights, or 'all' (docs/api.md lists them)")
+    p.set_defaults(func=_cmd_keys_create)
+    p = keys.add_parser("list", help="list keys (never the keys themselves)")
+    db(p)
+    p.set_defaults(func=_cmd_keys_list)
+    p = keys.add_parser("revoke", help="revoke a key by its id")
+    db(p)
+    p.add_argument("key_id")
+    p.set_defaults(func=_cmd_keys_revoke)
+
+    att = sub.add_parser("attestations", help="attestations (the API only reads them)")
+    att_sub = att.add_subparsers(dest="att_command", required=True, metavar="ACTION")
+    p = att_sub.add_parser("import", help="import a JSON-lines file of attestations")
+    db(p)
+    p.add_argument("file")
+    p.set_defaults(func=_cmd_attestations_import)

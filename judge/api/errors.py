@@ -1,0 +1,44 @@
+"""Errors the Judge API answers with, as RFC 9457 problem details.
+
+:class:`ApiError` carries the HTTP status, a short title and a one-line detail; the
+routes render it as ``application/problem+json`` with ``status`` equal to the HTTP
+status. The service raises it; nothing else in the pipeline knows about HTTP.
+"""
+
+from __future__ import annotations
+
+from http import HTTPStatus
+from typing import Any
+
+from judge.errors import JudgeError
+
+
+class ApiError(JudgeError):
+    """A refused API request: status, detail and optional extra problem members."""
+
+    def __init__(self, status: int, detail: str, *, headers: dict[str, str] | None = None,
+                 **extra: Any) -> None:
+        self.status = status
+        self.detail = detail
+        self.headers = dict(headers or {})
+        self.extra = extra
+        super().__init__(f"{status}: {detail}")
+
+    def problem(self, instance: str | None = None) -> dict[str, Any]:
+        """The problem+json document."""
+        return problem(self.status, self.detail, instance, **self.extra)
+
+
+def problem(status: int, detail: str, instance: str | None = None,
+            **extra: Any) -> dict[str, Any]:
+    """An RFC 9457 document: ``type``, ``title`` (the status phrase), ``status``, ``detail``."""
+    try:
+        title = HTTPStatus(status).phrase
+    except ValueError:
+        title = "Error"
+    doc: dict[str, Any] = {"type": "about:blank", "title": title, "status": status,
+                           "detail": str(detail)}
+    if instance:
+        doc["instance"] = instance
+    doc.update({k: v for k, v in extra.items() if v is not None})
+    return doc

@@ -1,0 +1,495 @@
+"""HTTP over :class:`judge.api.service.JudgeService`: FastAPI routes, thin.
+
+Every error is RFC 9457 ``application/problem+json`` with ``status`` equal to the HTTP
+status. :class:`BodyGuard` (pure ASGI, before any route) caps request bodies
+(413), requires a JSON content type on bodies (415) and parses them strictly: invalid
+UTF-8, NaN/Infinity, numbers past 100 digits or out of float range, and nesting deeper
+than 32 are a 400, never a 5xx. The parsed document is handed on in
+``scope["state"]["json"]``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Annotated, Any
+
+from fastapi import Depends, FastAPI, Header, Path, Query, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import Response
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from judge.api.errors import ApiError, problem
+from judge.api.protocol import (
+    Attestation,
+    AttestationList,
+    CalibrationDisagreementEvent,
+    CalibrationSet,
+    CoefficientsPublishedEvent,
+    CoefficientsTable,
+    Job,
+    JudgeVersionList,
+    JudgeVersionResponse,
+    JudgmentCompletedEvent,
+    JudgmentList,
+    JudgmentRequest,
+    JudgmentResponse,
+    KeyInfo,
+    LabelList,
+    LabelRequest,
+    LabelResponse,
+    Problem,
+    RejudgeCompletedEvent,
+    RejudgeJob,
+    RejudgeRequest,
+    RunList,
+    RunResponse,
+    TaxonomyResponse,
+    Usage,
+    WebhookDeliveryList,
+    WebhookEndpointList,
+    WebhookEndpointRequest,
+    WebhookEndpointWithSecret,
+    WebhookTestResult,
+)
+from judge.api.service import Caller, JudgeService, Reply, _iso, validate_request
+
+MAX_BODY = 64 * 1024  # bytes
+MAX_DEPTH = 32
+MAX_DIGITS = 100
+PROBLEM = "application/problem+json"
+
+
+def problem_response(status: int, detail: str, instance: str | None = None,
+                     headers: dict[str, str] | None = None, **extra: Any) -> Response:
+    body = json.dumps(problem(status, detail, instance, **extra), ensure_ascii=False)
+    return Response(body, status_code=status, media_type=PROBLEM, headers=headers)
+
+
+class BadJson(ValueError):
+    """The body is not acceptable JSON (the reason is the message)."""
+
+
+def _int(text: str) -> int:
+    if len(text.lstrip("-")) > MAX_DIGITS:
+        raise BadJson(f"a number has more than {MAX_DIGITS} digits")
+    return int(text)
+
+
+def _float(text: str) -> float:
+    if len(text) > MAX_DIGITS:
+        raise BadJson(f"a number has more than {MAX_DIGITS} characters")
+    value = float(text)
+    if not math.isfinite(value):
+        raise BadJson(f"number {text} is out of range")
+    return value
+
+
+def _constant(name: str) -> Any:
+    raise BadJson(f"{name} is not JSON")
+
+
+def _depth(doc: Any) -> int:
+    deepest, stack = 0, [(doc, 1)]
+    while stack:
+        node, d = stack.pop()
+        if isinstance(node, dict | list):
+            deepest = max(deepest, d)
+            stack.extend((v, d + 1) for v in (node.values() if isinstance(node, dict) else node))
+    return deepest
+
+
+def parse_json(raw: bytes) -> Any:
+    """Strict JSON: UTF-8, no NaN/Infinity, bounded numbers and depth. Raises BadJson."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise BadJson(f"body is not valid UTF-8 (byte {exc.start})") from None
+    try:
+        doc = json.loads(text, parse_int=_int, parse_float=_float, parse_constant=_constant)
+    except BadJson:
+        raise
+    except RecursionError:
+        raise BadJson(f"JSON nested deeper than {MAX_DEPTH} levels") from None
+    except ValueError as exc:  # JSONDecodeError, and int() past the digit limit
+        raise BadJson(f"malformed JSON: {exc}") from None
+    if _depth(doc) > MAX_DEPTH:
+        raise BadJson(f"JSON nested deeper than {MAX_DEPTH} levels")
+    return doc
+
+
+class BodyGuard:
+    """ASGI middleware: size limit, content type and strict JSON for every request body."""
+
+    def __init__(self, app: Any, max_body: int = MAX_BODY) -> None:
+        self.app, self.max_body = app, max_body
+
+    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        path = scope.get("path", "")
+
+        async def refuse(status: int, detail: str) -> None:
+            await problem_response(status, detail, path)(scope, receive, send)
+
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1")
+                   for k, v in scope.get("headers", [])}
+        length = headers.get("content-length")
+        if length is not None:
+            if not length.isdigit():
+                return await refuse(400, "Content-Length: not a number")
+            if int(length) > self.max_body:
+                return await refuse(413, f"request body of {length} bytes is over the "
+                                    f"{self.max_body}-byte limit")
+        chunks, size = [], 0
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                return None
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > self.max_body:
+                return await refuse(413, f"request body is over the {self.max_body}-byte limit")
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                break
+        raw = b"".join(chunks)
+        if raw:
+            ctype = headers.get("content-type", "").split(";")[0].strip().lower()
+            if ctype != "application/json" and not ctype.endswith("+json"):
+                return await refuse(415, f"Content-Type {ctype or '(none)'!r}: "
+                                    "send application/json")
+            try:
+                doc = parse_json(raw)
+            except BadJson as exc:
+                return await refuse(400, str(exc))
+            scope.setdefault("state", {})["json"] = doc
+        sent = False
+
+        async def replay() -> dict:
+            nonlocal sent
+            if sent:
+                return await receive()
+            sent = True
+            return {"type": "http.request", "body": raw, "more_body": False}
+
+        return await self.app(scope, replay, send)
+
+
+def _reply(r: Reply) -> Response:
+    return Response(r.body, status_code=r.status, headers=r.headers,
+                    media_type="application/json" if r.status < 400 else PROBLEM)
+
+
+_ERRORS = {401: {"model": Problem, "description": "Missing, malformed, unknown or revoked key"},
+           403: {"model": Problem, "description": "The key lacks the right"}}
+_BODY_ERRORS = {400: {"model": Problem, "description": "Malformed JSON"},
+                413: {"model": Problem, "description": "Body over the size limit"},
+                415: {"model": Problem, "description": "Not application/json"},
+                422: {"model": Problem, "description": "Invalid request"}}
+
+
+def caller(request: Request,
+           authorization: Annotated[str | None, Header()] = None) -> Caller:
+    """The dependency every endpoint takes: the calling key (401 otherwise)."""
+    return request.app.state.service.authenticate(authorization)
+
+
+Auth = Annotated[Caller, Depends(caller)]
+
+
+def need(right: str) -> list[Any]:
+    """A route's right, checked before its body or parameters are validated (403)."""
+
+    def check(request: Request, who: Caller = Depends(caller)) -> None:  # noqa: B008
+        request.app.state.service.require(who, right)
+
+    return [Depends(check)]
+
+Id = Annotated[str, Path(min_length=1, max_length=200)]
+Cursor = Annotated[str | None, Query(max_length=200)]
+Limit = Annotated[int, Query(ge=1, le=100)]
+
+
+def create_app(service: JudgeService) -> FastAPI:
+    """The FastAPI app serving ``service``."""
+    app = FastAPI(title="rcjudge Judge API", version="1.0.0",
+                  description="One run in, one verdict out (spec/judge_api.md).")
+    app.state.service = service
+    app.add_middleware(BodyGuard)
+
+    @app.exception_handler(ApiError)
+    async def _api_error(request: Request, exc: ApiError) -> Response:
+        return problem_response(exc.status, exc.detail, request.url.path, exc.headers,
+                                **exc.extra)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http_error(request: Request, exc: StarletteHTTPException) -> Response:
+        detail = exc.detail if isinstance(exc.detail, str) else json.dumps(exc.detail)
+        if exc.status_code == 405:
+            detail = f"{request.method} is not allowed on {request.url.path}"
+        elif exc.status_code == 404:
+            detail = f"no such endpoint: {request.url.path}"
+        return problem_response(exc.status_code, detail, request.url.path,
+                                getattr(exc, "headers", None))
+
+    @app.exception_handler(RequestValidationError)
+    async def _invalid(request: Request, exc: RequestValidationError) -> Response:
+        if request.method == "POST" and request.url.path == "/v1/judgments":
+            try:  # the 11 attribution fields first, every missing one named
+                validate_request(request.scope.get("state", {}).get("json"))
+            except ApiError as named:
+                return await _api_error(request, named)
+        parts = []
+        for e in exc.errors():
+            where = ".".join(str(p) for p in e.get("loc", ()) if p != "body") or "body"
+            parts.append(f"{where}: {e.get('msg', 'invalid')}")
+        return problem_response(422, "; ".join(parts) or "invalid request", request.url.path)
+
+    @app.exception_handler(Exception)
+    async def _crash(request: Request, exc: Exception) -> Response:
+        return problem_response(500, f"internal error ({type(exc).__name__})", request.url.path)
+
+    @app.post("/v1/judgments", dependencies=need("judgments:write"),
+              response_model=JudgmentResponse, tags=["judgments"],
+              status_code=200,
+              responses={**_ERRORS, **_BODY_ERRORS,
+                         202: {"model": Job, "description": "Accepted (Prefer: respond-async)"},
+                         409: {"model": Problem,
+                               "description": "The first request with this key is in flight"}})
+    def post_judgment(body: JudgmentRequest, request: Request, who: Auth,
+                      idempotency_key: Annotated[str | None, Header()] = None,
+                      prefer: Annotated[str | None, Header()] = None) -> Response:
+        """Judge one run: intake, frames, three models, vote, ledgers, metering."""
+        doc = request.scope.get("state", {}).get("json")
+        wants_async = prefer is not None and "respond-async" in prefer.lower()
+        return _reply(service.submit(who, doc, idempotency_key, wants_async))
+
+    @app.get("/v1/jobs/{job_id}", dependencies=need("judgments:read"),
+             response_model=Job, tags=["judgments"],
+             responses={**_ERRORS, 404: {"model": Problem, "description": "No such job"}})
+    def get_job(job_id: str, who: Auth) -> Job:
+        """An asynchronous judging job and, once finished, its judgment or problem."""
+        return service.job(who, job_id)
+
+    @app.get("/v1/usage", dependencies=need("usage:read"),
+             response_model=Usage, tags=["metering"], responses=_ERRORS)
+    def get_usage(who: Auth) -> dict:
+        """The calling key's judged calls and their exact sum."""
+        return service.usage(who)
+
+    @app.get("/v1/keys/me", response_model=KeyInfo, tags=["keys"], responses=_ERRORS)
+    def get_key(who: Auth) -> KeyInfo:
+        """The calling key's id, mode and rights_granted."""
+        return KeyInfo(key_id=who.key_id, name=who.name, mode=who.mode,
+                       rights_granted=list(who.rights), created_at=_iso(who.created_at))
+
+    _404 = {**_ERRORS, 404: {"model": Problem, "description": "Not found for this key"}}
+    _W404 = {**_404, **_BODY_ERRORS}
+
+    @app.get("/v1/judgments", dependencies=need("judgments:read"),
+             response_model=JudgmentList, tags=["judgments"],
+             responses={**_ERRORS, 404: _404[404], 422: _BODY_ERRORS[422]})
+    def list_judgments(who: Auth, cursor: Cursor = None, limit: Limit = 50) -> dict:
+        """The key's judgments, newest first."""
+        return service.list_judgments(who, cursor, limit)
+
+    @app.get("/v1/judgments/{judgment_id}", dependencies=need("judgments:read"),
+             response_model=JudgmentResponse,
+             tags=["judgments"], responses=_404)
+    def get_judgment(judgment_id: Id, who: Auth) -> JudgmentResponse:
+        """One judgment of the key's."""
+        return service.get_judgment(who, judgment_id)
+
+    @app.get("/v1/runs", dependencies=need("runs:read"),
+             response_model=RunList, tags=["runs"],
+             responses={**_ERRORS, 422: _BODY_ERRORS[422]})
+    def list_runs(who: Auth, cursor: Cursor = None, limit: Limit = 50) -> dict:
+        """The key's runs (what happened; a tier-B task id is never shown)."""
+        return service.list_runs(who, cursor, limit)
+
+    @app.get("/v1/runs/{run_id}", dependencies=need("runs:read"),
+             response_model=RunResponse, tags=["runs"], responses=_404)
+    def get_run(run_id: Id, who: Auth) -> RunResponse:
+        """One run of the key's."""
+        return service.get_run(who, run_id)
+
+    @app.post("/v1/runs/{run_id}/labels", dependencies=need("labels:write"),
+              response_model=LabelResponse, status_code=201,
+              tags=["labels"], responses={**_W404, 200: {"model": LabelResponse,
+                                                         "description": "Already recorded"}})
+    def post_label(run_id: Id, body: LabelRequest, who: Auth) -> Response:
+        """Record what a person said about a run (kept beside the judge's verdict)."""
+        new, label = service.add_label(who, run_id, body)
+        return Response(label.model_dump_json(), status_code=201 if new else 200,
+                        media_type="application/json")
+
+    @app.get("/v1/runs/{run_id}/labels", dependencies=need("labels:read"),
+             response_model=LabelList, tags=["labels"],
+             responses=_404)
+    def list_labels(run_id: Id, who: Auth) -> dict:
+        """Every label of a run, oldest first."""
+        return service.list_labels(who, run_id)
+
+    @app.get("/v1/calibration-set", dependencies=need("labels:read"),
+             response_model=CalibrationSet, tags=["labels"],
+             responses={**_ERRORS, 422: _BODY_ERRORS[422]})
+    def calibration_set(who: Auth, judge_version: Cursor = None) -> dict:
+        """The key's judgments that disagree with their run's current label."""
+        return service.calibration_set(who, judge_version)
+
+    @app.get("/v1/taxonomy", dependencies=need("taxonomy:read"),
+             response_model=TaxonomyResponse, tags=["taxonomy"],
+             responses=_ERRORS)
+    def taxonomy(who: Auth) -> TaxonomyResponse:
+        """The failure taxonomy and which classes count against the policy."""
+        return service.taxonomy(who)
+
+    @app.get("/v1/judge-versions", dependencies=need("taxonomy:read"),
+             response_model=JudgeVersionList, tags=["taxonomy"],
+             responses=_ERRORS)
+    def judge_versions(who: Auth) -> dict:
+        """Every judge version this server knows."""
+        return {"data": service.judge_versions(who)}
+
+    @app.get("/v1/judge-versions/{name}", dependencies=need("taxonomy:read"),
+             response_model=JudgeVersionResponse,
+             tags=["taxonomy"], responses=_404)
+    def judge_version(name: Id, who: Auth) -> JudgeVersionResponse:
+        """One judge version: its models and recorded fingerprint."""
+        return service.judge_version(who, name)
+
+    @app.post("/v1/rejudge-jobs", dependencies=need("rejudge:write"),
+              response_model=RejudgeJob, status_code=202,
+              tags=["rejudge"], responses={**_ERRORS, **_BODY_ERRORS})
+    def start_rejudge(body: RejudgeRequest, who: Auth) -> Response:
+        """Re-judge the key's runs with another judge version (new rows, none overwritten)."""
+        job = service.start_rejudge(who, body)
+        return Response(job.model_dump_json(), status_code=202, media_type="application/json",
+                        headers={"Location": f"/v1/rejudge-jobs/{job.job_id}"})
+
+    @app.get("/v1/rejudge-jobs/{job_id}", dependencies=need("rejudge:read"),
+             response_model=RejudgeJob, tags=["rejudge"],
+             responses=_404)
+    def get_rejudge(job_id: Id, who: Auth) -> RejudgeJob:
+        """A re-judge job's progress."""
+        return service.rejudge_job(who, job_id)
+
+    @app.get("/v1/coefficients", dependencies=need("coefficients:read"),
+             response_model=CoefficientsTable, tags=["coefficients"],
+             responses={**_ERRORS, 422: _BODY_ERRORS[422]})
+    def coefficients(who: Auth, policy: Cursor = None, body: Cursor = None,
+                     task_family: Cursor = None, tier: Cursor = None,
+                     judge_version: Cursor = None) -> dict:
+        """The public coefficients table; a cell with n < 40 shows ``insufficient``.
+
+        Filters return every published cell covering the values; on tier B a too narrow
+        query is answered with the coarser cell that contains it (``broadened``).
+        """
+        return service.coefficients(who, policy=policy, body=body, task_family=task_family,
+                                    tier=tier, judge_version=judge_version)
+
+    @app.get("/v1/attestations", dependencies=need("attestations:read"),
+             response_model=AttestationList, tags=["attestations"],
+             responses=_ERRORS)
+    def attestations(who: Auth) -> dict:
+        """Attestations (read only: issued offline by ``rcjudge attestations import``)."""
+        return service.attestations(who)
+
+    @app.get("/v1/attestations/{attestation_id}", dependencies=need("attestations:read"),
+             response_model=Attestation,
+             tags=["attestations"], responses=_404)
+    def attestation(attestation_id: Id, who: Auth) -> Attestation:
+        """One attestation."""
+        return service.attestation(who, attestation_id)
+
+    @app.post("/v1/webhook-endpoints", dependencies=need("webhooks:write"),
+              response_model=WebhookEndpointWithSecret,
+              status_code=201, tags=["webhooks"], responses={**_ERRORS, **_BODY_ERRORS})
+    def create_endpoint(body: WebhookEndpointRequest, who: Auth) -> Response:
+        """Subscribe a URL to event types; the signing secret is shown in this answer only."""
+        ep = service.create_endpoint(who, body)
+        return Response(ep.model_dump_json(), status_code=201, media_type="application/json")
+
+    @app.get("/v1/webhook-endpoints", dependencies=need("webhooks:read"),
+             response_model=WebhookEndpointList, tags=["webhooks"],
+             responses=_ERRORS)
+    def list_endpoints(who: Auth) -> dict:
+        """The key's webhook endpoints."""
+        return service.list_endpoints(who)
+
+    @app.delete("/v1/webhook-endpoints/{endpoint_id}", dependencies=need("webhooks:write"),
+                status_code=204, tags=["webhooks"],
+                responses=_404, response_class=Response)
+    def delete_endpoint(endpoint_id: Id, who: Auth) -> Response:
+        """Delete a webhook endpoint."""
+        service.delete_endpoint(who, endpoint_id)
+        return Response(status_code=204)
+
+    @app.post("/v1/webhook-endpoints/{endpoint_id}/rotate-secret",
+              dependencies=need("webhooks:write"), response_model=WebhookEndpointWithSecret,
+              tags=["webhooks"], responses=_404)
+    def rotate_secret(endpoint_id: Id, who: Auth) -> WebhookEndpointWithSecret:
+        """A new signing secret (the old one stops signing at once)."""
+        return service.rotate_secret(who, endpoint_id)
+
+    @app.get("/v1/webhook-endpoints/{endpoint_id}/deliveries", dependencies=need("webhooks:read"),
+             response_model=WebhookDeliveryList, tags=["webhooks"], responses=_404)
+    def deliveries(endpoint_id: Id, who: Auth) -> dict:
+        """Every delivery attempt to an endpoint, oldest first."""
+        return service.deliveries(who, endpoint_id)
+
+    @app.post("/v1/webhook-endpoints/{endpoint_id}/test", dependencies=need("webhooks:write"),
+              response_model=WebhookTestResult,
+              status_code=202, tags=["webhooks"], responses=_404)
+    def send_test(endpoint_id: Id, who: Auth) -> Response:
+        """Send a sample event of the endpoint's first event type."""
+        out = service.send_test(who, endpoint_id)
+        return Response(json.dumps(out), status_code=202, media_type="application/json")
+
+    @app.webhooks.post("judgment.completed")
+    def judgment_completed(body: JudgmentCompletedEvent) -> None:
+        """Sent when a charged judgment is written."""
+
+    @app.webhooks.post("rejudge.completed")
+    def rejudge_completed(body: RejudgeCompletedEvent) -> None:
+        """Sent when a re-judge job finishes."""
+
+    @app.webhooks.post("coefficients.published")
+    def coefficients_published(body: CoefficientsPublishedEvent) -> None:
+        """Sent when a block of rows is released into the public table."""
+
+    @app.webhooks.post("calibration.disagreement")
+    def calibration_disagreement(body: CalibrationDisagreementEvent) -> None:
+        """Sent when an operator label disagrees with a judgment of the run."""
+
+    app.openapi = lambda: openapi(app)
+    return app
+
+
+def openapi(app: FastAPI) -> dict[str, Any]:
+    """The schema, with FastAPI's default 422 shape replaced by :class:`Problem`."""
+    if app.openapi_schema:
+        return app.openapi_schema
+    from fastapi.openapi.utils import get_openapi
+
+    spec = get_openapi(title=app.title, version=app.version, openapi_version="3.1.0",
+                       description=app.description, routes=app.routes, webhooks=app.webhooks.routes)
+    ref = "#/components/schemas/HTTPValidationError"
+    for section in ("paths", "webhooks"):
+        for ops in spec.get(section, {}).values():
+            for op in ops.values():
+                for resp in op.get("responses", {}).values():
+                    for media in list(resp.get("content", {})):
+                        content = resp["content"][media]
+                        if content.get("schema", {}).get("$ref") == ref:
+                            content["schema"]["$ref"] = "#/components/schemas/Problem"
+                    if "content" in resp and any(k.startswith("application/json")
+                                                 for k in resp["content"]) and \
+                            resp["content"].get("application/json", {}).get("schema", {}).get(
+                                "$ref") == "#/components/schemas/Problem":
+                        resp["content"] = {PROBLEM: resp["content"]["application/json"]}
+    for name in ("HTTPValidationError", "ValidationError"):
+        spec["components"]["schemas"].pop(name, None)
+    app.openapi_schema = spec
+    return spec

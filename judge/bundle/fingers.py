@@ -1,0 +1,173 @@
+"""Fingers: contact events from what real grippers report — the opening width and effort.
+
+Pure numpy, no I/O. Used by :func:`judge.bundle.contacts.detect_contacts` when the bundle
+names a gripper profile whose effort is an actuator force (or nothing) rather than a
+finger–object contact force (``docs/contacts.md``). A real gripper's motor effort is high
+whenever the fingers are driven — closing, holding, opening, object or not — so it cannot
+say *when* a grasp began; the width can:
+
+* the width is median-filtered (``smooth_s``) and its speed taken over ±``smooth_s``;
+  a **close** is a run of closing speed (hysteresis: ``close_speed_mps`` on, half off);
+* a close whose fingers reach the closed limit (``closed_width_m`` + margin) is a
+  **miss**, at the first sample there;
+* a close must bring the fingers ``min_travel_m`` closer and stop that far inside the
+  open limit (an opening's overshoot settling back is no close);
+* a close that stops above the closed limit is a **grasp**, at the first sample within
+  ``stop_tol_m`` of the level the fingers settle at (the median width, over the
+  ``settle_s`` after the close, of the samples slower than ``close_speed_mps``: a hold
+  that ends within it keeps its own level) — unless the actuator effort there is below
+  ``driven_effort`` and the fingers then stay put (parked where commanded: nothing held);
+* a step up of at most ``rebound_m`` that comes to rest again is the grip resettling (the
+  fingers rebounding from the impact): the hold goes on at the new level;
+* with an actuator effort, a creep open that does not reopen the fingers while the
+  actuator still drives them is still a hold (at the new level); the effort falling below
+  ``driven_effort`` ends the hold (the grip let go), at that sample;
+* the hold ends when the width leaves its level by ``hold_band_m``: a **slip** when it
+  collapses toward closed, a **release** when within ``open_window_s`` it reopens to
+  ``open_fraction`` of its pre-close width, else a slip (the fingers loosened and the
+  object slid out). The event time is where the motion that left the band began: walked
+  back from there while the width keeps moving the same way and is more than
+  ``stop_tol_m`` off the level;
+* an event's ``peak`` is the hold width in mm (a miss: the width at the closed limit);
+* after a miss, release or slip, the next close counts once the fingers have reopened
+  ``rearm_fraction`` of the way from closed to open (a closed gripper bouncing against
+  itself is not a new miss).
+
+Tolerances never go below the profile's width noise (3–4 sigmas).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from judge.bundle.contacts import ContactEvent, hysteresis, running_median, segments
+from judge.config import FingerConfig, GripperProfile
+
+
+def _speed(t: np.ndarray, w: np.ndarray, h: int) -> np.ndarray:
+    """d(width)/dt over ±h samples (one-sided at the edges). (N,)"""
+    n = len(w)
+    i = np.arange(n)
+    lo, hi = np.maximum(i - h, 0), np.minimum(i + h, n - 1)
+    return (w[hi] - w[lo]) / np.maximum(t[hi] - t[lo], 1e-12)
+
+
+def _first(mask: np.ndarray, start: int = 0) -> int | None:
+    hit = np.flatnonzero(mask[start:])
+    return start + int(hit[0]) if len(hit) else None
+
+
+def finger_events(t: np.ndarray, width: np.ndarray, effort: np.ndarray,
+                  gripper: GripperProfile, cfg: FingerConfig | None = None,
+                  min_contact_s: float = 0.05) -> list[ContactEvent]:
+    """Grasp, miss, release and slip events from the width (and actuator effort).
+
+    Args:
+        t: (N,) seconds; width: (N,) finger opening (m); effort: (N,) the /gripper effort.
+        gripper: the gripper's limits, noise and what its effort is.
+        cfg: detection settings.
+        min_contact_s: holds shorter than this are ignored (a bump, not a grasp).
+    """
+    cfg = cfg or FingerConfig()
+    n = len(t)
+    if n < 5:
+        return []
+    rate = (n - 1) / (t[-1] - t[0])
+    sigma = gripper.width_noise_m
+    h = max(1, round(cfg.smooth_s * rate))
+    w = running_median(np.asarray(width, dtype=np.float64), 2 * h + 1)  # (N,)
+    actuator = gripper.effort == "actuator"
+    e = running_median(np.asarray(effort, dtype=np.float64), 2 * h + 1) if actuator else None
+    tol, band = max(cfg.stop_tol_m, 3 * sigma), max(cfg.hold_band_m, 4 * sigma)
+    closed = gripper.closed_width_m + max(cfg.closed_margin_m, 4 * sigma)
+    rearm = gripper.closed_width_m + cfg.rearm_fraction * (gripper.open_width_m
+                                                           - gripper.closed_width_m)
+    settle = max(1, round(cfg.settle_s * rate))
+    window = max(1, round(cfg.open_window_s * rate))
+    v = _speed(t, w, h)
+    events: list[ContactEvent] = []
+    i = 0  # closes starting before i are not counted (inside a hold, or not re-armed)
+    for a, b in segments(hysteresis(-v, cfg.close_speed_mps, cfg.close_speed_mps / 2)):
+        if a < i:
+            continue
+        stop = min(b, n - 1)
+        still = w[stop:stop + settle][np.abs(v[stop:stop + settle]) < cfg.close_speed_mps]
+        level = float(np.median(still)) if len(still) else float(w[stop])
+        reached = _first(w <= closed, a)
+        if reached is not None and reached < stop + settle:
+            events.append(ContactEvent(float(t[reached]), "miss", float(t[a]),
+                                       float(t[reached]), 1e3 * float(w[reached])))
+            i = _rearmed(w, rearm, reached, n)
+            continue
+        if (w[a] - level < cfg.min_travel_m
+                or level > gripper.open_width_m - cfg.min_travel_m):
+            continue  # settling (an opening's overshoot), not a close onto anything
+        after = w[stop + settle:stop + 2 * settle]
+        if (actuator and np.median(e[stop:stop + settle]) < gripper.driven_effort
+                and (not len(after) or np.abs(after - level).max() <= band)):
+            continue  # stopped where commanded and stay: no longer driven, nothing held
+        onset = _first(w[: stop + 1] <= level + tol, a)
+        onset = stop if onset is None else onset
+        pre = float(w[a])  # the width the close started from
+        leave, level, dropped = _hold_end(w, v, e, level, min(stop + settle, n - 1), pre,
+                                          gripper, cfg, band, settle, window)
+        if leave is None:  # still holding at the end
+            events.append(ContactEvent(float(t[onset]), "grasp", float(t[onset]), None,
+                                       1e3 * level))
+            break
+        end = leave
+        while not dropped and end > stop and abs(w[end - 1] - level) > tol and (
+                (w[end - 1] < w[end]) == (w[leave] > level)):
+            end -= 1  # back along the motion that ended the hold, to where it began
+        if t[end] - t[onset] < min_contact_s:
+            i = leave
+            continue
+        if w[leave] < level - band:
+            kind = "slip"
+        else:
+            kind = "release" if w[end:end + window].max() >= cfg.open_fraction * pre else "slip"
+        events.append(ContactEvent(float(t[onset]), "grasp", float(t[onset]), float(t[end]),
+                                   1e3 * level))
+        events.append(ContactEvent(float(t[end]), kind, float(t[onset]), float(t[end]),
+                                   1e3 * level))
+        i = _rearmed(w, rearm, end, n)
+    return events
+
+
+def _hold_end(w: np.ndarray, v: np.ndarray, e: np.ndarray | None, level: float, start: int,
+              pre: float, gripper: GripperProfile, cfg: FingerConfig, band: float,
+              settle: int, window: int) -> tuple[int | None, float, bool]:
+    """Where a hold at ``level`` ends: (index or None, the level then, effort dropped).
+
+    The width leaving the level by ``band`` ends it — except a step up that is a rebound
+    (at most ``rebound_m``, at rest again), or, with an actuator effort still driving, a
+    creep open that does not reopen the fingers: the hold goes on at the new level. An
+    actuator effort falling below ``driven_effort`` ends it too (the grip let go).
+    """
+    driven = gripper.driven_effort
+    j = start
+    while True:
+        away = np.abs(w - level) > band
+        if e is not None:
+            away |= e < driven
+        leave = _first(away, j)
+        if leave is None:
+            return None, level, False
+        if e is not None and e[leave] < driven:
+            return leave, level, True
+        if w[leave] < level:
+            return leave, level, False
+        rest = _first(np.abs(v[leave:leave + settle]) < cfg.close_speed_mps / 2)
+        if rest is not None and w[leave + rest] - level <= cfg.rebound_m:
+            level, j = float(w[leave + rest]), leave + rest  # a rebound: at rest again
+            continue
+        if e is not None and w[leave:leave + window].max() < cfg.open_fraction * pre:
+            level, j = float(w[leave]), leave + 1  # creeping open, still driven: still held
+            continue
+        return leave, level, False
+
+
+def _rearmed(w: np.ndarray, rearm: float, start: int, n: int) -> int:
+    """First index at or after ``start`` where the fingers have reopened to ``rearm``."""
+    k = _first(w >= rearm, start)
+    return n if k is None else k

@@ -1,0 +1,315 @@
+"""Explain: one self-contained HTML page showing why a judge version said what it said.
+
+``rcjudge explain BUNDLE|RUN_ID`` (``docs/explain.md``). The page is rebuilt from the
+bundle exactly as judging reads it — intake, streams, contacts, sampled timestamps,
+decoded frames (``judge.bundle``), the images the questions show
+(:func:`judge.ensemble.prompts.question_indices`) — next to a :class:`Judgment`: one just
+made, or one read from the ledger. Plots are inline SVG, images inline JPEG (base64):
+the file opens anywhere, offline, with no script.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+from dataclasses import dataclass
+
+import numpy as np
+from PIL import Image
+
+from judge.bundle.contacts import ContactEvent
+from judge.bundle.decode import decode_frames, load_streams
+from judge.bundle.intake import intake
+from judge.bundle.sample import plan_targets
+from judge.bundle.streams import Signals
+from judge.ensemble.judgment import Judgment
+from judge.ensemble.prompts import instruction_for, question_indices
+from judge.ensemble.version import JudgeVersion
+from judge.errors import JudgeError
+
+
+class ExplainError(JudgeError, ValueError):
+    """``rcjudge explain`` cannot find what to explain."""
+
+
+THUMB_W = 240  # px, the widest a frame is drawn
+KIND_COLOUR = {"grasp": "#1a7f37", "release": "#0969da", "slip": "#cf222e",
+               "miss": "#9a6700", "impact": "#8250df"}
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """What judging a bundle reads, before any model: the page's left-hand side."""
+
+    run_id: str
+    bundle_uri: str
+    bundle_hash: str
+    task_id: str
+    instruction: str
+    duration_s: float
+    start_ns: int  # the bundle's t = 0 (its first message), ns since the epoch
+    signals: Signals
+    contacts: list[ContactEvent]
+    windows: list[tuple[float, float]]  # dense sampling windows, merged, seconds
+    targets: np.ndarray  # (T,) sampled timestamps
+    shown: np.ndarray  # (K,) indices into targets that the questions show
+    cameras: tuple[str, ...]
+    images: np.ndarray  # (n_cams, T, H, W, 3) uint8
+    timestamps: np.ndarray  # (n_cams, T) the decoded frames' own times
+
+
+def gather(uri: str, version: JudgeVersion, run_id: str | None = None) -> Evidence:
+    """Intake, streams, contacts, sampling and frames of ``uri``, as ``version`` judges."""
+    bundle = intake(uri)
+    streams = load_streams(bundle)
+    sampling = version.sampling_settings()
+    contacts, targets = plan_targets(streams, sampling)
+    frames = decode_frames(streams.videos, targets)
+    half = sampling.sample.dense_half_window_s
+    windows: list[tuple[float, float]] = []
+    for c in sorted(contacts, key=lambda c: c.t):
+        a, b = max(0.0, c.t - half), min(streams.duration_s, c.t + half)
+        if windows and a <= windows[-1][1]:
+            windows[-1] = (windows[-1][0], max(windows[-1][1], b))
+        else:
+            windows.append((a, b))
+    name = run_id or bundle.root.rstrip("/").rsplit("/", 1)[-1]
+    return Evidence(run_id=name, bundle_uri=bundle.uri, bundle_hash=bundle.bundle_hash,
+                    task_id=bundle.attribution.task.id,
+                    instruction=instruction_for(bundle.attribution.task.id),
+                    duration_s=streams.duration_s, start_ns=streams.start_ns,
+                    signals=streams.signals, contacts=contacts,
+                    windows=windows, targets=targets,
+                    shown=question_indices(len(targets), version), cameras=frames.cameras,
+                    images=frames.images, timestamps=frames.timestamps)
+
+
+def _jpeg(img: np.ndarray) -> str:
+    im = Image.fromarray(img)
+    if im.width > THUMB_W:
+        im = im.resize((THUMB_W, round(im.height * THUMB_W / im.width)))
+    buf = io.BytesIO()
+    im.save(buf, format="JPEG", quality=85)
+    return "data:image/jpeg;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
+
+
+def _esc(x: object) -> str:
+    return html.escape(str(x), quote=True)
+
+
+def _plot(title: str, t: np.ndarray, series: list[tuple[str, np.ndarray]], ev: Evidence,
+          unit: str, width: int = 900, height: int = 150) -> str:
+    """An inline SVG line plot with the dense windows shaded and contact events marked."""
+    left, right, top, bottom = 56, 10, 18, 22
+    pw, ph = width - left - right, height - top - bottom
+    t0, t1 = 0.0, max(ev.duration_s, float(t[-1]) if len(t) else 0.0, 1e-9)
+    ys = np.concatenate([s for _, s in series]) if series else np.zeros(1)
+    lo, hi = float(np.min(ys)), float(np.max(ys))
+    if hi - lo < 1e-12:
+        lo, hi = lo - 1.0, hi + 1.0
+
+    def x(v: float) -> float:
+        return left + (v - t0) / (t1 - t0) * pw
+
+    def y(v: float) -> float:
+        return top + (hi - v) / (hi - lo) * ph
+
+    out = [f'<svg class="plot" width="{width}" height="{height}" viewBox="0 0 {width} {height}" '
+           f'role="img" aria-label="{_esc(title)}">',
+           f'<text x="{left}" y="12" class="ptitle">{_esc(title)} ({_esc(unit)})</text>']
+    for a, b in ev.windows:
+        out.append(f'<rect class="window" x="{x(a):.1f}" y="{top}" width="{x(b) - x(a):.1f}" '
+                   f'height="{ph}"/>')
+    for i, s in enumerate(ev.targets):
+        cls = "tick shown" if i in set(ev.shown.tolist()) else "tick"
+        out.append(f'<line class="{cls}" x1="{x(s):.1f}" x2="{x(s):.1f}" y1="{top + ph}" '
+                   f'y2="{top + ph + 6}"/>')
+    palette = ["#24292f", "#bc4c00", "#0550ae", "#116329", "#8250df", "#bf3989", "#4d2d00"]
+    step = max(1, len(t) // 1500)  # at most ~1500 points a line
+    for k, (name, s) in enumerate(series):
+        pts = " ".join(f"{x(float(a)):.1f},{y(float(b)):.1f}"
+                       for a, b in zip(t[::step], s[::step], strict=True))
+        out.append(f'<polyline class="line" fill="none" stroke="{palette[k % len(palette)]}" '
+                   f'points="{pts}"><title>{_esc(name)}</title></polyline>')
+    for c in ev.contacts:
+        colour = KIND_COLOUR.get(c.kind, "#57606a")
+        out.append(f'<line class="event event-{_esc(c.kind)}" data-t="{c.t:.3f}" '
+                   f'x1="{x(c.t):.1f}" x2="{x(c.t):.1f}" y1="{top}" y2="{top + ph}" '
+                   f'stroke="{colour}"><title>{_esc(c.kind)} t={c.t:.3f}s</title></line>')
+        out.append(f'<text class="elabel" x="{x(c.t) + 3:.1f}" y="{top + 10}" fill="{colour}">'
+                   f'{_esc(c.kind)}</text>')
+    out.append(f'<text class="axis" x="4" y="{top + 8}">{hi:.3g}</text>'
+               f'<text class="axis" x="4" y="{top + ph}">{lo:.3g}</text>'
+               f'<text class="axis" x="{left}" y="{height - 4}">0 s</text>'
+               f'<text class="axis" x="{width - right - 40}" y="{height - 4}">{t1:.2f} s</text>')
+    out.append("</svg>")
+    return "\n".join(out)
+
+
+CSS = """
+body{font:14px system-ui,sans-serif;margin:24px;color:#24292f}
+h1{font-size:20px;margin:0 0 4px} h2{font-size:16px;margin:24px 0 8px}
+.meta{color:#57606a} .meta code{color:#24292f}
+table{border-collapse:collapse} td,th{border:1px solid #d0d7de;padding:4px 8px;text-align:left}
+th{background:#f6f8fa} .num{text-align:right;font-variant-numeric:tabular-nums}
+.verdict{font-size:16px;margin:8px 0} .yes{color:#1a7f37} .no{color:#cf222e}
+.plot .window{fill:#fff8c5} .plot .tick{stroke:#8c959f;stroke-width:1}
+.plot .tick.shown{stroke:#0969da;stroke-width:2} .plot .line{stroke-width:1.3}
+.plot .event{stroke-width:2;stroke-dasharray:4 2} .plot .ptitle{font-size:12px;font-weight:600}
+.plot .axis,.plot .elabel{font-size:10px;fill:#57606a}
+.cam{display:flex;flex-wrap:wrap;gap:6px;padding-bottom:6px}
+.frame{flex:none;text-align:center;font-size:11px;color:#57606a}
+.frame img{display:block;border:3px solid transparent}
+.frame.shown img{border-color:#0969da} .frame.dense{color:#9a6700}
+.legend span{margin-right:12px}
+"""
+
+
+def render(ev: Evidence, judgment: Judgment) -> str:
+    """The HTML page (a string) for one bundle's evidence and one judgment of it."""
+    s = ev.signals
+    shown = set(ev.shown.tolist())
+    order = {int(i): n + 1 for n, i in enumerate(ev.shown)}  # question image number
+    dense = [any(a <= float(t) <= b for a, b in ev.windows) for t in ev.targets]
+    parts = ["<!doctype html><html lang='en'><head><meta charset='utf-8'>",
+             f"<title>explain {_esc(ev.run_id)} — {_esc(judgment.judge_version)}</title>",
+             f"<style>{CSS}</style></head><body>",
+             f"<h1>Run {_esc(ev.run_id)} judged by {_esc(judgment.judge_version)}</h1>",
+             f"<p class='meta'>bundle <code>{_esc(ev.bundle_uri)}</code> · hash "
+             f"<code>{_esc(ev.bundle_hash[:16])}…</code> · task <code>{_esc(ev.task_id)}"
+             f"</code> · {ev.duration_s:.2f} s · fingerprint "
+             f"<code>{_esc((judgment.fingerprint or 'none')[:16])}</code></p>",
+             f"<p class='meta'>instruction: <q>{_esc(ev.instruction)}</q></p>"]
+    if judgment.bundle_hash != ev.bundle_hash:
+        parts.append("<p class='no'>The judgment was made on a bundle with hash "
+                     f"{_esc(judgment.bundle_hash[:16])}…, not this one.</p>")
+    yes = lambda b: f"<b class='{'yes' if b else 'no'}'>{'yes' if b else 'no'}</b>"  # noqa: E731
+    parts.append(f"<div class='verdict' id='vote'>vote: attempt {yes(judgment.attempt)} "
+                 f"(confidence {judgment.attempt_confidence:.3f}) · success "
+                 f"{yes(judgment.success)} (confidence {judgment.success_confidence:.3f})"
+                 + (f" · failure class <code>{_esc(judgment.failure_class)}</code>"
+                    if judgment.failure_class else "") + "</div>")
+    parts.append("<h2>Models</h2><table id='models'><tr><th>model</th><th>P(attempt)</th>"
+                 "<th>raw</th><th>P(success)</th><th>raw</th><th>family</th><th>class</th>"
+                 "<th>P(class)</th></tr>")
+    for a in judgment.answers:
+        fam = a.failure_class.partition(".")[0] if a.failure_class else "—"
+        parts.append(
+            f"<tr><td>{_esc(a.model)}</td><td class='num'>{a.p_attempt:.3f}</td>"
+            f"<td class='num'>{a.p_attempt_raw:.3f}</td><td class='num'>{a.p_success:.3f}</td>"
+            f"<td class='num'>{a.p_success_raw:.3f}</td><td>{_esc(fam)}</td>"
+            f"<td>{_esc(a.failure_class or '—')}</td><td class='num'>"
+            + ("—" if a.p_failure_class is None else f"{a.p_failure_class:.3f}")
+            + "</td></tr>")
+    parts.append("</table>")
+    parts.append("<h2>Contacts and sampling</h2><p class='legend'>"
+                 + "".join(f"<span style='color:{c}'>┆ {k}</span>"
+                           for k, c in KIND_COLOUR.items())
+                 + "<span style='background:#fff8c5'>dense window</span>"
+                 "<span style='color:#0969da'>▮ shown to the models</span>"
+                 "<span style='color:#8c959f'>▮ sampled</span></p>")
+    ev_rows = "".join(f"<tr class='contact'><td>{_esc(c.kind)}</td><td class='num'>{c.t:.3f}"
+                      f"</td><td class='num'>{c.t_start:.3f}</td><td class='num'>"
+                      + ("—" if c.t_end is None else f"{c.t_end:.3f}")
+                      + f"</td><td class='num'>{c.peak:.2f}</td></tr>" for c in ev.contacts)
+    parts.append("<table id='contacts'><tr><th>event</th><th>t (s)</th><th>start</th>"
+                 f"<th>end</th><th>peak</th></tr>{ev_rows or '<tr><td colspan=5>none</td></tr>'}"
+                 "</table>")
+    parts.append(_plot("gripper width", s.gripper_t, [("width", 1e3 * s.gripper_width)], ev,
+                       "mm"))
+    parts.append(_plot("gripper effort", s.gripper_t, [("effort", s.gripper_force)], ev, "N"))
+    parts.append(_plot("joint effort", s.t, [(n, s.effort[:, j]) for j, n in
+                                             enumerate(s.joint_names)], ev, "Nm"))
+    parts.append(f"<h2>Frames</h2><p class='meta'>{len(ev.targets)} sampled timestamps per "
+                 f"camera; the {len(shown)} outlined in blue are the images every question "
+                 "showed, numbered in the order the models saw them (cameras side by side).</p>")
+    for c, cam in enumerate(ev.cameras):
+        parts.append(f"<h3>{_esc(cam)}</h3><div class='cam' data-camera='{_esc(cam)}'>")
+        for i in range(len(ev.targets)):
+            cls = "frame" + (" shown" if i in shown else "") + (" dense" if dense[i] else "")
+            label = f"#{order[i]} · " if i in order else ""
+            parts.append(f"<div class='{cls}' data-t='{ev.timestamps[c, i]:.3f}'>"
+                         f"<img alt='{_esc(cam)} t={ev.timestamps[c, i]:.3f}s' "
+                         f"src='{_jpeg(ev.images[c, i])}'>{label}{ev.timestamps[c, i]:.3f} s"
+                         "</div>")
+        parts.append("</div>")
+    parts.append("</body></html>")
+    return "\n".join(parts)
+
+
+def _is_bundle(target: str) -> bool:
+    from pathlib import Path
+
+    return "://" in target or Path(target).exists()
+
+
+def explain(target: str, judge_version: str, out: str, db: str | None = None,
+            mcap: str | None = None) -> dict:
+    """Write the page for ``target`` (a bundle, judged now; or a run id, from the ledger).
+
+    Returns a summary (``--json``). The page goes to a temporary file beside ``out``,
+    renamed into place when complete; ``mcap``, when given, gets the contact events and
+    sampled frames as Foxglove annotations (:func:`judge.bundle.write.write_annotations`).
+
+    Raises:
+        ExplainError: a run id that is not in the ledger or has no judgment by the version.
+    """
+    import os
+    import tempfile
+    from pathlib import Path
+
+    from judge.ensemble.version import load_judge_version
+
+    version = load_judge_version(judge_version)
+    if _is_bundle(target):
+        from judge.ensemble.judge import Judge
+
+        judge = Judge(version)
+        try:
+            judgment = judge.judge(target)
+        finally:
+            judge.close()
+        ev = gather(target, version, judgment.run_id)
+        source = "judged now"
+    else:
+        from judge.ledgers.store import Ledger
+
+        with Ledger.open(db) as ledger:
+            run = ledger.get_run(target)
+            if run is None:
+                raise ExplainError(f"{target}: neither a bundle path nor a run id in the ledger "
+                                   f"{ledger.engine.url.render_as_string(hide_password=True)}")
+            judgment = ledger.get_judgment(target, version.name)
+            if judgment is None:
+                by = [v for v in ledger.judge_versions()
+                      if ledger.get_judgment(target, v) is not None]
+                raise ExplainError(f"run {target}: no judgment by judge version "
+                                   f"{version.name!r} (judged by: {', '.join(by) or 'none'})")
+        ev = gather(run.bundle_uri, version, target)
+        source = "ledger"
+    page = render(ev, judgment)
+    path = Path(out)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(page)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes it private; a page is for sharing
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    if mcap:
+        from judge.bundle.write import write_annotations
+
+        tmp_m = Path(mcap).with_name(f".{Path(mcap).name}.part")
+        write_annotations(tmp_m, ev.start_ns, ev.contacts, ev.targets, ev.shown,
+                          f"rcjudge explain {version.name}")
+        os.replace(tmp_m, mcap)
+    return {"out": str(path), "mcap": mcap, "run_id": ev.run_id, "judge_version": version.name,
+            "judgment": source, "bundle_hash": ev.bundle_hash,
+            "sampled": len(ev.targets), "shown": len(ev.shown),
+            "contacts": [c.as_dict() for c in ev.contacts], "bytes": path.stat().st_size}

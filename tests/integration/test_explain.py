@@ -1,0 +1,141 @@
+"""`rcjudge explain`: the page for a bundle judged now, and for a run id from the ledger.
+
+Real bundle (synthetic, grasp.slip), real decode, scripted (fake) backends from a judge
+version file, a real SQLite ledger. The page's content is parsed back from its HTML.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+from judge.ensemble.judge import Judge, prepare
+from judge.ensemble.version import load_judge_version
+from judge.ledgers.records import Run
+from judge.ledgers.store import Ledger
+from rcjudge.cli import main
+
+SCRIPTS = [{"attempt": 0.9, "success": 0.2, "failure_class": "grasp.slip"},
+           {"attempt": 0.8, "success": 0.3, "failure_class": "grasp.slip"},
+           {"attempt": 0.7, "success": 0.6}]
+# 16 sampled timestamps (budget 16); the questions show 8 of them: round(linspace(0, 15, 8))
+SAMPLED = [0.0, 0.5, 1.0, 1.5, 2.3, 2.4, 2.5, 2.6, 2.7, 3.5, 4.1, 4.2, 4.3, 4.4, 4.5, 6.0]
+SHOWN = [0.0, 1.0, 2.3, 2.5, 3.5, 4.2, 4.4, 6.0]  # indices 0, 2, 4, 6, 9, 11, 13, 15
+
+
+@pytest.fixture(scope="module")
+def bundle(make_bundles) -> str:
+    return str(make_bundles(1, seed=3, outcome="grasp.slip", width=96, height=64, fps=10)[0])
+
+
+@pytest.fixture(scope="module")
+def version_file(tmp_path_factory) -> str:
+    path = tmp_path_factory.mktemp("judges") / "fake-explain.yaml"
+    path.write_text(yaml.safe_dump({"name": "fake-explain", "models": [
+        {"name": f"m{i}", "backend": "fake", "options": {"script": s}}
+        for i, s in enumerate(SCRIPTS)]}))
+    return str(path)
+
+
+def frames_of(page: str, camera: str) -> list[tuple[float, bool]]:
+    block = page.split(f"data-camera='{camera}'>", 1)[1].split("</div>\n<h3>", 1)[0]
+    return [(float(t), "shown" in cls)
+            for cls, t in re.findall(r"<div class='(frame[^']*)' data-t='([0-9.]+)'>", block)]
+
+
+def check_page(page: str, judgment) -> None:
+    assert page.startswith("<!doctype html>") and page.count("<img ") == 3 * 16
+    assert "http" not in page.split("</style>", 1)[1]  # self-contained: nothing fetched
+    for cam in ("front", "side", "top"):
+        assert frames_of(page, cam) == [(t, t in SHOWN) for t in SAMPLED]
+    # the question number the models saw each shown frame under
+    assert [n for n in re.findall(r"#(\d+) · ", page)][:8] == [str(i) for i in range(1, 9)]
+    # contacts: a grasp at 2.53 s, a slip at 4.33 s, marked on all three plots
+    assert re.findall(r"<tr class='contact'><td>(\w+)</td><td class='num'>([0-9.]+)", page) == [
+        ("grasp", "2.530"), ("slip", "4.330")]
+    assert page.count("class=\"event event-grasp\" data-t=\"2.530\"") == 3
+    assert page.count("class=\"event event-slip\" data-t=\"4.330\"") == 3
+    assert page.count('<rect class="window"') == 3 * 2  # two dense windows a plot
+    rows = re.findall(r"<tr><td>(m\d)</td><td class='num'>([0-9.]+)</td><td class='num'>"
+                      r"[0-9.]+</td><td class='num'>([0-9.]+)</td><td class='num'>[0-9.]+</td>"
+                      r"<td>([^<]+)</td><td>([^<]+)</td>", page)
+    assert rows == [("m0", "0.900", "0.200", "grasp", "grasp.slip"),
+                    ("m1", "0.800", "0.300", "grasp", "grasp.slip"),
+                    ("m2", "0.700", "0.600", "—", "—")]
+    assert judgment.failure_class == "grasp.slip" and not judgment.success
+    assert (f"attempt <b class='yes'>yes</b> (confidence {judgment.attempt_confidence:.3f}) "
+            f"· success <b class='no'>no</b> (confidence {judgment.success_confidence:.3f}) "
+            "· failure class <code>grasp.slip</code>") in page
+
+
+def test_explain_bundle_judged_now(bundle, version_file, tmp_path, capsys):
+    out = tmp_path / "page" / "explain.html"
+    assert main(["explain", bundle, "--judge", version_file, "--out", str(out), "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert (summary["judgment"], summary["sampled"], summary["shown"]) == ("judged now", 16, 8)
+    assert [c["kind"] for c in summary["contacts"]] == ["grasp", "slip"]
+    judge = Judge(load_judge_version(version_file))
+    check_page(out.read_text(encoding="utf-8"), judge.judge(bundle))
+    assert [p.name for p in out.parent.iterdir()] == ["explain.html"]  # no temporary left
+
+
+def test_explain_run_id_from_the_ledger(bundle, version_file, tmp_path, capsys):
+    version = load_judge_version(version_file)
+    judge = Judge(version)
+    p = prepare(bundle, version)
+    judgment = judge.judge_prepared(p)
+    db = f"sqlite:///{tmp_path / 'ledger.db'}"
+    with Ledger.open(db) as ledger:
+        ledger.record(Run(run_id=p.run_id, bundle_uri=p.uri, bundle_hash=p.bundle_hash,
+                          attribution=p.attribution, duration_s=p.duration_s,
+                          cycle_sec=p.cycle_sec), judgment)
+    out = tmp_path / "run.html"
+    assert main(["explain", p.run_id, "--judge", version_file, "--db", db,
+                 "--out", str(out)]) == 0
+    assert capsys.readouterr().out.startswith(f"{out}: run {p.run_id} by fake-explain (ledger)")
+    check_page(out.read_text(encoding="utf-8"), judgment)
+    # a run the ledger has, but not by this version; a name that is neither
+    other = tmp_path / "tiny.yaml"
+    other.write_text(Path(version_file).read_text().replace("fake-explain", "tiny"))
+    assert main(["explain", p.run_id, "--judge", str(other), "--db", db,
+                 "--out", str(tmp_path / "x.html")]) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"rcjudge: error: run {p.run_id}: no judgment by judge version 'tiny' "
+        "(judged by: fake-explain)")
+    assert main(["explain", "no-such-run", "--judge", version_file, "--db", db,
+                 "--out", str(tmp_path / "x.html")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(
+        "rcjudge: error: no-such-run: neither a bundle path nor a run id in the ledger sqlite:")
+    assert not (tmp_path / "x.html").exists()
+
+
+def test_annotations_mcap_for_foxglove(bundle, version_file, tmp_path):
+    from foxglove_schemas_protobuf.Log_pb2 import Log
+    from mcap.reader import make_reader
+
+    from judge.bundle.decode import load_streams
+    from judge.bundle.intake import intake
+
+    ann = tmp_path / "events.mcap"
+    assert main(["explain", bundle, "--judge", version_file, "--out", str(tmp_path / "e.html"),
+                 "--mcap", str(ann)]) == 0
+    start = load_streams(intake(bundle)).start_ns
+    with open(ann, "rb") as f:
+        rows = [(ch.topic, sc.name, m.log_time - start, Log.FromString(m.data))
+                for sc, ch, m in make_reader(f).iter_messages()]
+    contacts = [(t, log.message, log.level) for topic, _, t, log in rows
+                if topic == "/rcjudge/contacts"]
+    assert contacts == [
+        (2_530_000_000, "grasp t=2.530s (from 2.530s to 4.330s, peak 21.41)", Log.INFO),
+        (4_330_000_000, "slip t=4.330s (from 2.530s to 4.330s, peak 21.41)", Log.WARNING)]
+    sampled = [(t, log.message) for topic, _, t, log in rows if topic == "/rcjudge/sampled"]
+    assert [t for t, _ in sampled] == [round(s * 1e9) for s in SAMPLED]
+    assert sampled[4] == (2_300_000_000, "frame t=2.300s shown to the models as image 3")
+    assert sampled[5] == (2_400_000_000, "frame t=2.400s sampled")
+    assert {sc for _, sc, _, _ in rows} == {"foxglove.Log"}
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []

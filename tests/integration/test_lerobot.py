@@ -1,0 +1,206 @@
+"""`rcjudge import lerobot`: LeRobot v3.0 and v2.1 layouts written here with pyarrow + PyAV.
+
+v3.0: two episodes sharing one AV1 mp4 per camera (cut by from/to timestamps) and one data
+Parquet; v2.1: a file per episode, two cameras (refused, or padded). Every frame draws its
+dataset-wide index, so the checks read back which frame each bundle decodes.
+"""
+
+from __future__ import annotations
+
+import json
+from fractions import Fraction
+from pathlib import Path
+
+import av
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+import yaml
+
+from bench.synth import frame_code, read_frame_index
+from judge.bundle.decode import decode_frames, load_streams
+from judge.bundle.intake import intake
+from judge.bundle.lerobot import LeRobotError, import_lerobot
+from rcjudge.cli import main
+
+W, H, FPS = 160, 120, 10
+LENGTHS = (20, 15)  # frames of episode 0 and 1
+JOINTS = [f"j{i}" for i in range(7)]
+TASK = "Pick up the cube and place it in the box."
+
+
+def frame(i: int) -> np.ndarray:
+    img = np.full((H, W, 3), 100, np.uint8)
+    block, bits = frame_code(i, W)
+    for b, bit in enumerate(bits):
+        img[:block, b * block:(b + 1) * block] = 255 if bit else 0
+    return img
+
+
+def write_mp4(path: Path, frames: range, codec: str = "libsvtav1") -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with av.open(str(path), "w") as c:
+        s = c.add_stream(codec, rate=FPS)
+        s.width, s.height, s.pix_fmt = W, H, "yuv420p"
+        for k, i in enumerate(frames):
+            vf = av.VideoFrame.from_ndarray(frame(i), format="rgb24")
+            vf.pts, vf.time_base = k, Fraction(1, FPS)
+            for p in s.encode(vf):
+                c.mux(p)
+        for p in s.encode(None):
+            c.mux(p)
+
+
+def rows(ep: int, n: int, first: int) -> dict:
+    t = np.arange(n) / FPS
+    state = np.zeros((n, 8), np.float32)
+    state[:, :7] = 0.1 * ep + 0.01 * np.arange(7)
+    state[:, 0] += t  # joint j0 moves at 1 rad/s
+    state[:, 7] = 0.08 - 0.002 * np.arange(n)  # gripper width (m), closing
+    return {"observation.state": list(state), "timestamp": t.astype(np.float32),
+            "frame_index": np.arange(n), "episode_index": np.full(n, ep),
+            "index": first + np.arange(n), "task_index": np.zeros(n, np.int64)}
+
+
+def info(version: str, cams: list[str], **paths) -> dict:
+    feats = {f"observation.images.{c}": {"dtype": "video", "shape": [H, W, 3],
+                                         "names": ["height", "width", "channels"]}
+             for c in cams}
+    feats["observation.state"] = {"dtype": "float32", "shape": [8],
+                                  "names": {"motors": [*JOINTS, "gripper"]}}
+    return {"codebase_version": version, "fps": FPS, "features": feats, "chunks_size": 1000,
+            **paths}
+
+
+def write_v3(root: Path) -> Path:
+    cams = ["front", "side", "wrist"]
+    (root / "meta" / "episodes" / "chunk-000").mkdir(parents=True)
+    (root / "meta" / "info.json").write_text(json.dumps(info(
+        "v3.0", cams, data_path="data/chunk-{chunk_index:03d}/file-{file_index:03d}.parquet",
+        video_path="videos/{video_key}/chunk-{chunk_index:03d}/file-{file_index:03d}.mp4")))
+    pq.write_table(pa.table({"task_index": [0], "task": [TASK]}),
+                   root / "meta" / "tasks.parquet")
+    eps = []
+    for ep, (n, first) in enumerate(zip(LENGTHS, (0, LENGTHS[0]), strict=True)):
+        row = {"episode_index": ep, "tasks": [TASK], "length": n, "data/chunk_index": 0,
+               "data/file_index": 0, "dataset_from_index": first,
+               "dataset_to_index": first + n}
+        for c in cams:
+            row |= {f"videos/observation.images.{c}/chunk_index": 0,
+                    f"videos/observation.images.{c}/file_index": 0,
+                    f"videos/observation.images.{c}/from_timestamp": first / FPS,
+                    f"videos/observation.images.{c}/to_timestamp": (first + n) / FPS}
+        eps.append(row)
+    pq.write_table(pa.Table.from_pylist(eps),
+                   root / "meta" / "episodes" / "chunk-000" / "file-000.parquet")
+    tables = [pa.table(rows(ep, n, first)) for ep, (n, first) in
+              enumerate(zip(LENGTHS, (0, LENGTHS[0]), strict=True))]
+    (root / "data" / "chunk-000").mkdir(parents=True)
+    pq.write_table(pa.concat_tables(tables), root / "data" / "chunk-000" / "file-000.parquet")
+    for c in cams:
+        write_mp4(root / "videos" / f"observation.images.{c}" / "chunk-000" / "file-000.mp4",
+                  range(sum(LENGTHS)))
+    return root
+
+
+def write_v21(root: Path) -> Path:
+    cams = ["front", "wrist"]
+    (root / "meta").mkdir(parents=True)
+    (root / "meta" / "info.json").write_text(json.dumps(info(
+        "v2.1", cams,
+        data_path="data/chunk-{episode_chunk:03d}/episode_{episode_index:06d}.parquet",
+        video_path="videos/chunk-{episode_chunk:03d}/{video_key}/"
+                   "episode_{episode_index:06d}.mp4")))
+    (root / "meta" / "episodes.jsonl").write_text(
+        json.dumps({"episode_index": 0, "tasks": [TASK], "length": 12}) + "\n")
+    (root / "meta" / "tasks.jsonl").write_text(json.dumps({"task_index": 0, "task": TASK}))
+    (root / "data" / "chunk-000").mkdir(parents=True)
+    pq.write_table(pa.table(rows(0, 12, 0)), root / "data" / "chunk-000" /
+                   "episode_000000.parquet")
+    for c in cams:
+        write_mp4(root / "videos" / "chunk-000" / f"observation.images.{c}" /
+                  "episode_000000.mp4", range(12), codec="libx264")
+    return root
+
+
+MAPPING = {"repo_id": "lab/pick_cube",
+           "attribution": {"policy": {"vendor": "lab", "name": "act", "version": "1",
+                                      "checkpoint": "sha256:ab"},
+                           "body": {"arm": "so100", "hand": "parallel-jaw", "dof": 6,
+                                    "mount_h_mm": 0, "calibrated_at": "2026-10-01"},
+                           "task": {"tier": "B"}, "env": {"site": "lab-1"}, "seed": 0},
+           "tasks": {TASK: "tabletop.pick_place.cube_001"},
+           "gripper": {"profile": "franka-hand", "width": 7}}
+
+
+@pytest.fixture
+def mapping(tmp_path) -> str:
+    path = tmp_path / "mapping.yaml"
+    path.write_text(yaml.safe_dump(MAPPING))
+    return str(path)
+
+
+def test_v3_two_episodes_cut_from_one_av1_file(tmp_path, mapping, capsys):
+    root = write_v3(tmp_path / "ds")
+    out = tmp_path / "bundles"
+    assert main(["import", "lerobot", str(root), "--out", str(out), "--mapping", mapping,
+                 "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert [(r["episode_index"], Path(r["bundle"]).name, r["frames"]) for r in result] == [
+        (0, "lab_pick_cube-ep000000", {"front": 20, "side": 20, "wrist": 20}),
+        (1, "lab_pick_cube-ep000001", {"front": 15, "side": 15, "wrist": 15})]
+    for ep, (n, first) in enumerate(zip(LENGTHS, (0, LENGTHS[0]), strict=True)):
+        bundle = intake(str(out / f"lab_pick_cube-ep{ep:06d}"))
+        attr = bundle.attribution
+        assert attr.task.id == "tabletop.pick_place.cube_001"
+        assert (attr.env["dataset"], attr.env["episode_index"]) == ("lab/pick_cube", ep)
+        streams = load_streams(bundle)
+        assert streams.metadata == {"rcjudge.gripper": {"profile": "franka-hand",
+                                                        "effort": "none"}}
+        v = streams.videos["front"]
+        assert v.t.tolist() == pytest.approx((np.arange(n) / FPS).tolist(), abs=1e-9)
+        frames = decode_frames(streams.videos, v.t)
+        for c in range(3):  # episode 1 starts at the dataset's frame 20
+            assert [read_frame_index(img) for img in frames.images[c]] == list(
+                range(first, first + n))
+        s = streams.signals
+        assert s.joint_names == tuple(JOINTS)
+        assert s.gripper_width[:3].tolist() == pytest.approx([0.08, 0.078, 0.076], abs=1e-7)
+        assert s.velocity[5, 0] == pytest.approx(1.0, abs=1e-5)  # derived: d j0/dt
+        assert s.effort.max() == 0.0
+    assert result[0]["derived"] == ["velocity derived: numpy.gradient of observation.state "
+                                    "over timestamp", "effort absent: written as 0"]
+
+
+def test_v21_two_cameras_refused_or_padded(tmp_path, mapping):
+    root = write_v21(tmp_path / "ds21")
+    with pytest.raises(LeRobotError, match=r"ds21: 2 camera\(s\) \(front, wrist\); a bundle "
+                                           r"needs 3 \(--pad-cameras repeats the first\)"):
+        import_lerobot(str(root), str(tmp_path / "o"), mapping)
+    assert not (tmp_path / "o").exists()
+    got = import_lerobot(str(root), str(tmp_path / "o"), mapping, pad_cameras=True)
+    assert got[0]["frames"] == {"front": 12, "wrist": 12, "front_copy": 12}
+    streams = load_streams(intake(got[0]["bundle"]))
+    assert sorted(streams.videos) == ["front", "front_copy", "wrist"]
+
+
+def test_mapping_and_episode_errors(tmp_path, mapping):
+    root = write_v21(tmp_path / "ds21")
+    with pytest.raises(LeRobotError, match=r"--episodes '0,4-5': episode\(s\) \[4, 5\] not in "
+                                           r"the dataset"):
+        import_lerobot(str(root), str(tmp_path / "o"), mapping, episodes="0,4-5",
+                       pad_cameras=True)
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(yaml.safe_dump({**MAPPING, "tasks": {"other task": "x"}}))
+    with pytest.raises(LeRobotError, match=r"tasks has no task.id for episode 0's task "
+                                           r"'Pick up the cube"):
+        import_lerobot(str(root), str(tmp_path / "o"), str(bad), pad_cameras=True)
+    bad.write_text(yaml.safe_dump({**MAPPING, "gripper": {"profile": "franka-hand",
+                                                          "width": 9}}))
+    with pytest.raises(LeRobotError, match=r"gripper.width = 9, but observation.state has 8 "
+                                           r"dimensions \(j0, j1, j2, j3, j4, j5, j6, gripper\)"):
+        import_lerobot(str(root), str(tmp_path / "o"), str(bad), pad_cameras=True)
+    with pytest.raises(LeRobotError, match=r"nowhere/meta/info.json: file not found"):
+        import_lerobot(str(tmp_path / "nowhere"), str(tmp_path / "o"), mapping)
+    assert not (tmp_path / "o").exists()

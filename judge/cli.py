@@ -177,19 +177,26 @@ def check_report_path(path: str, flag: str = "--report") -> None:
 
 
 def _cmd_batch(args: argparse.Namespace) -> int:
+    from judge.batch.plan import check_overrides, parse_per_model
     from judge.batch.run import check_max_in_flight, run_batch
     from judge.batch.sources import resolve_sources
     from judge.ensemble.version import load_judge_version
     from judge.ledgers.store import Ledger
 
-    check_max_in_flight(args.max_in_flight, "--max-in-flight")
+    if args.max_in_flight is not None:
+        check_max_in_flight(args.max_in_flight, "--max-in-flight")
+    replicas = parse_per_model(args.replicas, "--replicas")
+    batch_size = parse_per_model(args.batch_size, "--batch-size")
     if args.report:
         check_report_path(args.report)
     uris = resolve_sources(args.source)
     version = load_judge_version(args.judge)
+    check_overrides(version, replicas, "--replicas")
+    check_overrides(version, batch_size, "--batch-size")
     with Ledger.open(args.db) as ledger:
         summary = run_batch(uris, version, ledger, ray_address=args.ray_address,
-                            max_in_flight=args.max_in_flight, progress=not args.json)
+                            max_in_flight=args.max_in_flight, progress=not args.json,
+                            replicas=replicas, batch_size=batch_size)
     if args.report:
         Path(args.report).parent.mkdir(parents=True, exist_ok=True)
         Path(args.report).write_text(json.dumps(summary.as_dict(), indent=2) + "\n")
@@ -203,7 +210,9 @@ def format_summary(s: dict) -> str:
              + (" — INTERRUPTED" if s["interrupted"] else ""),
              f"{s['seconds']} s (+{s['startup_s']} s loading models), "
              f"{s['bundles_per_minute']} bundles/min, "
-             f"estimated cost ${s['cost_usd']:.6f}"]
+             f"estimated cost ${s['cost_usd']:.6f}"
+             + "".join(f"; {name} {m['replicas']} replica(s), batches of ≤{m['batch_size']}"
+                       for name, m in s.get("plan", {}).get("models", {}).items())]
     lines += [f"  failed {f['uri']}: {f['error']}: {f['message'].splitlines()[0]}"
               for f in s["failures"]]
     return "\n".join(lines)
@@ -481,8 +490,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--judge", required=True, metavar="VERSION", help="judge version")
     p.add_argument("--ray-address", metavar="ADDR", help="join this Ray cluster (default: local)")
     p.add_argument("--db", metavar="URL", help=DB_HELP)
-    p.add_argument("--max-in-flight", type=int, default=8, metavar="N",
-                   help="bundles between submission and ledger write (backpressure)")
+    p.add_argument("--max-in-flight", type=int, metavar="N",
+                   help="bundles between submission and ledger write (backpressure; "
+                   "default max(8, 2 × replicas × batch size))")
+    p.add_argument("--replicas", action="append", metavar="N|NAME=N",
+                   help="replicas of every model (N) or of one (NAME=N, repeatable); default "
+                   "the version's, else what the cluster's GPUs/CPUs allow (docs/batch.md)")
+    p.add_argument("--batch-size", action="append", metavar="N|NAME=N",
+                   help="most requests per engine call, gathered across bundles; default "
+                   "the version's, else 32 on CUDA, 8 on CPU")
     p.add_argument("--report", metavar="FILE", help="also write the summary (with every "
                    "failure and its error) to this JSON file")
     p.add_argument("--json", action="store_true")

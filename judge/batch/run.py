@@ -154,13 +154,20 @@ def _one_line(exc: Exception) -> str:
 
 
 def start_ray(address: str | None) -> None:
-    """Join a cluster at ``address``, or start a local Ray with this machine's CPUs."""
+    """Join a cluster at ``address`` (or ``$RAY_ADDRESS``), else start a local Ray.
+
+    Without either, a local Ray with this machine's CPUs is started even when a cluster
+    started by ``ray start`` runs on the machine: Ray's own default would join that one
+    (someone else's, and it refuses ``num_cpus``).
+    """
     if ray.is_initialized():
         return
-    if address:
+    address = address or os.environ.get("RAY_ADDRESS") or None
+    if address and address != "local":
         ray.init(address=address, log_to_driver=False)
     else:
-        ray.init(num_cpus=os.cpu_count(), include_dashboard=False, log_to_driver=False)
+        ray.init(address="local", num_cpus=os.cpu_count(), include_dashboard=False,
+                 log_to_driver=False)
 
 
 def take(queue: deque[_Ask], replica: int, live: int, batch_size: int) -> list[_Ask]:

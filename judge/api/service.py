@@ -110,7 +110,7 @@ class _Mode:
         T.metadata.create_all(self.engine)
         if self.engine.dialect.name == "postgresql":
             self._grant_api_role()
-        self.ledger = Ledger(self.engine)
+        self.ledger = Ledger(self.engine, blind=True)  # reads no tier-B content column
         self.task_secret = self._setting("task_key_secret", lambda: secrets.token_hex(32))
 
     def _setting(self, name: str, make: Callable[[], str]) -> str:

@@ -72,6 +72,7 @@ def run_response(row: Any) -> RunResponse:
                   dof=row.body_dof, mount_h_mm=row.body_mount_h_mm),
         task=TaskOut(id=None if row.task_tier == "B" else row.public_task_id,
                      tier=row.task_tier),
+        env=row.env, seed=row.seed, reset=(row.attribution_extra or {}).get("reset"),
         duration_s=row.duration_s, cycle_sec=row.cycle_sec, recorded_at=_iso(row.recorded_at))
 
 
@@ -151,14 +152,15 @@ class CatalogMixin:
         self.require(caller, "labels:write")
         if req.failure_class is not None and req.failure_class not in load_taxonomy().classes:
             raise ApiError(422, f"failure_class {req.failure_class!r}: not a taxonomy class "
-                           "(GET /v1/taxonomy lists them)")
+                           "(GET /v1/taxonomy lists them)", param="failure_class")
         from judge.ledgers.records import utc
         from judge.ledgers.store import _now
 
         try:
             at = utc(datetime.fromisoformat(req.labeled_at)) if req.labeled_at else _now()
         except ValueError:
-            raise ApiError(422, f"labeled_at {req.labeled_at!r}: not an ISO 8601 time") from None
+            raise ApiError(422, f"labeled_at {req.labeled_at!r}: not an ISO 8601 time",
+                           param="labeled_at") from None
         mode = self.modes[caller.mode]
         with mode.engine.connect() as conn:
             self._owned_run(conn, caller, run_id)
@@ -241,7 +243,8 @@ class CatalogMixin:
         stmt = sa.select(c).where(c.c.cell_policy.is_not(None))  # pending rows: not yet
         with self.modes[caller.mode].engine.connect() as conn:
             rows = conn.execute(stmt).all()
-        return {"min_n": MIN_N, "k": K, "data": published_table(rows, **filters)}
+        return {"min_n": MIN_N, "k": K, "query": filters,
+                "data": published_table(rows, **filters)}
 
     # --- attestations -------------------------------------------------------------------
     def attestations(self, caller: Any) -> dict[str, Any]:
@@ -275,7 +278,7 @@ class CatalogMixin:
             unknown = sorted(set(req.run_ids) - set(owned))
             if unknown:
                 raise ApiError(422, f"run_ids: no such run(s) for this key: "
-                               f"{', '.join(unknown[:10])}")
+                               f"{', '.join(unknown[:10])}", param="run_ids")
             owned = [x for x in owned if x in set(req.run_ids)]
         job_id = "rj_" + secrets.token_hex(8)
         from judge.ledgers.store import _now

@@ -313,4 +313,5 @@ def test_the_api_path_never_reads_runs_task_id_on_sqlite(tmp_path, api_bundles):
     assert any(s.startswith("INSERT INTO runs") and "task_id" in s for s in seen)
     reads = [s for s in seen if not s.startswith("INSERT INTO runs")]
     assert [s for s in reads if "runs.task_id" in s or "FROM calibration_set" in s] == []
+    assert [s for s in seen if "SELECT *" in s.upper() or ".*" in s] == []  # names its columns
     assert len(reads) > 20

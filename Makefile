@@ -42,7 +42,7 @@ demo: $(VENV)/.installed $(MODELS)/tiny/llava/config.json
 	$(VENV)/bin/rcjudge verdict --evaluation-run $(OUT)/evaluation_run/judge_version=tiny/part-0.parquet \
 		--task-spec configs/examples/task_spec.csv --dataset-index configs/examples/dataset_index.csv \
 		--artifact scripted-expert@1.0.0 --out $(OUT)/cards.json --html $(OUT)/screen.html
-	@echo "screen: $(OUT)/screen.html   (serve it: $(VENV)/bin/rcjudge serve --help)"
+	@echo "screen: $(OUT)/screen.html   (serve it: $(VENV)/bin/rcjudge serve --no-api --cards $(OUT)/cards.json)"
 	@echo "the loop: operator labels for 3 in 4 runs -> train $(V2) -> re-judge every run ->"
 	@echo "          eval v1 vs v2 on the runs neither trained on (README: what these numbers mean)"
 	$(VENV)/bin/rcjudge truth-labels $(OUT)/bundles --out $(OUT)/labels.csv --fraction 0.75 \

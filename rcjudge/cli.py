@@ -1,7 +1,9 @@
 """`rcjudge`: the one command-line entry point, with subcommands.
 
 Each package registers its own subcommands (``judge.cli``, ``judge.ledgers.cli``,
-``verdict.cli``, ``bench.cli``); each is a thin wrapper over a library function.
+``judge.api.cli``, ``verdict.cli``, ``bench.cli``); ``rcjudge serve`` (``rcjudge.serve``)
+serves the Judge API and the verdict screen; each is a thin wrapper over a library
+function.
 Errors raised on purpose (:class:`rcjudge.errors.RcjudgeError`) print as one line
 and exit 2; pass ``--debug`` for the traceback.
 """
@@ -20,6 +22,7 @@ def build_parser() -> argparse.ArgumentParser:
     from judge.api.cli import register as register_api
     from judge.cli import register as register_judge
     from judge.ledgers.cli import register as register_ledgers
+    from rcjudge.serve import register as register_serve
     from verdict.cli import register as register_verdict
 
     parser = argparse.ArgumentParser(prog="rcjudge", description=__doc__.splitlines()[0])
@@ -30,6 +33,7 @@ def build_parser() -> argparse.ArgumentParser:
     register_verdict(sub)
     register_ledgers(sub)
     register_api(sub)
+    register_serve(sub)  # the Judge API, and the verdict screen when given its inputs
     return parser
 
 

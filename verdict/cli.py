@@ -1,9 +1,12 @@
-"""CLI subcommands of the verdict engine (`rcjudge verdict …`, `rcjudge serve`).
+"""CLI subcommands of the verdict engine (`rcjudge verdict …`; the screen in `rcjudge serve`).
 
 ``rcjudge verdict --evaluation-run F --task-spec F --dataset-index F --artifact A
 --out cards.json [--html screen.html]`` builds the cards; ``check``, ``grade``,
 ``recapture-check`` and ``screen`` are its subcommands. Failed checks, a grade
 below N/N and recapture mismatches exit 1; bad input exits 2 (one line).
+
+``rcjudge serve`` (``rcjudge/serve.py``) serves the Judge API and, when given the screen's
+inputs (:func:`screen_args`), this screen too (:func:`screen_app`).
 """
 
 from __future__ import annotations
@@ -74,14 +77,25 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--html", required=True, metavar="PAGE")
     s.set_defaults(func=_cmd_screen)
 
-    v = sub.add_parser("serve", help="serve the verdict screen (FastAPI + uvicorn)")
-    v.add_argument("--cards", help="this round's cards.json")
-    _tables(v, required=False)
-    v.add_argument("--artifact", help="build the cards from the tables for this artifact")
-    _screen_opts(v)
-    v.add_argument("--host", default="127.0.0.1")
-    v.add_argument("--port", type=int, default=8765)
-    v.set_defaults(func=_cmd_serve)
+
+
+def screen_args(p: argparse.ArgumentParser) -> None:
+    """The screen's inputs, as ``rcjudge serve`` takes them."""
+    p.add_argument("--cards", help="verdict screen: this round's cards.json")
+    _tables(p, required=False)
+    p.add_argument("--artifact", help="verdict screen: build the cards from the tables for "
+                   "this artifact")
+    _screen_opts(p)
+
+
+#: The flags that ask ``rcjudge serve`` for the screen (``--grade-result`` has a default).
+SCREEN_INPUTS = ("cards", "evaluation_run", "task_spec", "dataset_index", "artifact",
+                 "previous")
+
+
+def wants_screen(args: argparse.Namespace) -> bool:
+    """Whether any of the screen's inputs was given."""
+    return any(getattr(args, f, None) is not None for f in SCREEN_INPUTS)
 
 
 def _read_cards(path: str | None) -> list[dict[str, Any]] | None:
@@ -222,9 +236,8 @@ def _cmd_screen(args: argparse.Namespace) -> int:
     return 0
 
 
-def _cmd_serve(args: argparse.Namespace) -> int:
-    import uvicorn
-
+def screen_app(args: argparse.Namespace) -> Any:
+    """The screen's FastAPI app for ``rcjudge serve``'s arguments (inputs read and checked)."""
     from verdict.engine import build_from_inputs
     from verdict.model import card_to_dict
     from verdict.screen.app import create_app
@@ -237,6 +250,4 @@ def _cmd_serve(args: argparse.Namespace) -> int:
                              args.artifact)
         if cards is None:
             cards = [card_to_dict(c) for c in build_from_inputs(inputs)]
-    uvicorn.run(create_app(_state(args, cards, inputs)), host=args.host, port=args.port,
-                log_level="warning")
-    return 0
+    return create_app(_state(args, cards, inputs))

@@ -3,7 +3,10 @@
 Judgments, runs, operator labels, the calibration set, the taxonomy, judge versions,
 re-judge jobs, coefficients and attestations, as methods of :class:`CatalogMixin` (mixed
 into :class:`judge.api.service.JudgeService`). A key sees only the runs its own calls
-judged, in its own mode's database. A tier-B task id is never returned.
+judged, in its own mode's database. A tier-B task id is never returned, and never read:
+every query here names its columns and none reads ``runs.task_id`` (the API's database
+role has no privilege on it, ledger revision 0006); a run's task comes from
+``runs.public_task_id``, NULL on tier B.
 """
 
 from __future__ import annotations
@@ -36,8 +39,9 @@ from judge.api.protocol import (
 )
 from judge.ensemble.taxonomy import load_taxonomy
 from judge.ledgers import schema as S
+from judge.ledgers.errors import LedgerError
 from judge.ledgers.records import Label
-from judge.ledgers.store import _run_from_row
+from judge.ledgers.store import run_columns
 
 PAGE = 100
 
@@ -57,13 +61,23 @@ def judgment_number(judgment_id: str) -> int:
 
 
 def run_response(row: Any) -> RunResponse:
-    run = _run_from_row(row)
-    a = run.attribution
-    return RunResponse(run_id=run.run_id, bundle_hash=run.bundle_hash, policy=a.policy,
-                       body=a.body, task=TaskOut(id=None if a.task.tier == "B" else a.task.id,
-                                                 tier=a.task.tier),
-                       duration_s=run.duration_s, cycle_sec=run.cycle_sec,
-                       recorded_at=_iso(run.recorded_at))
+    """A ``runs`` row read without ``task_id`` (:data:`RUN_COLUMNS`) as the API shows it."""
+    from judge.api.protocol import Body, Policy
+
+    return RunResponse(
+        run_id=row.run_id, bundle_hash=row.bundle_hash,
+        policy=Policy(vendor=row.policy_vendor, name=row.policy_name,
+                      version=row.policy_version, checkpoint=row.policy_checkpoint),
+        body=Body(arm=row.body_arm, hand=row.body_hand, calibrated_at=row.body_calibrated_at,
+                  dof=row.body_dof, mount_h_mm=row.body_mount_h_mm),
+        task=TaskOut(id=None if row.task_tier == "B" else row.public_task_id,
+                     tier=row.task_tier),
+        env=row.env, seed=row.seed, reset=(row.attribution_extra or {}).get("reset"),
+        duration_s=row.duration_s, cycle_sec=row.cycle_sec, recorded_at=_iso(row.recorded_at))
+
+
+#: What the API reads of ``runs``: every column but the closed ``task_id``.
+RUN_COLUMNS = run_columns(blind=True)
 
 
 class CatalogMixin:
@@ -110,7 +124,8 @@ class CatalogMixin:
         self.require(caller, "runs:read")
         r = S.runs
         with self.modes[caller.mode].engine.connect() as conn:
-            stmt = (sa.select(r).where(r.c.run_id.in_(self._owned_run_ids(conn, caller)))
+            stmt = (sa.select(*RUN_COLUMNS)
+                    .where(r.c.run_id.in_(self._owned_run_ids(conn, caller)))
                     .order_by(r.c.run_id).limit(limit + 1))
             if cursor:
                 stmt = stmt.where(r.c.run_id > cursor)
@@ -120,7 +135,7 @@ class CatalogMixin:
 
     def _owned_run(self, conn: Any, caller: Any, run_id: str) -> Any:
         r = S.runs
-        row = conn.execute(sa.select(r).where(
+        row = conn.execute(sa.select(*RUN_COLUMNS).where(
             r.c.run_id == run_id, r.c.run_id.in_(self._owned_run_ids(conn, caller)))).first()
         if row is None:
             raise ApiError(404, f"run {run_id!r}: no such run for this key")
@@ -137,14 +152,15 @@ class CatalogMixin:
         self.require(caller, "labels:write")
         if req.failure_class is not None and req.failure_class not in load_taxonomy().classes:
             raise ApiError(422, f"failure_class {req.failure_class!r}: not a taxonomy class "
-                           "(GET /v1/taxonomy lists them)")
+                           "(GET /v1/taxonomy lists them)", param="failure_class")
         from judge.ledgers.records import utc
         from judge.ledgers.store import _now
 
         try:
             at = utc(datetime.fromisoformat(req.labeled_at)) if req.labeled_at else _now()
         except ValueError:
-            raise ApiError(422, f"labeled_at {req.labeled_at!r}: not an ISO 8601 time") from None
+            raise ApiError(422, f"labeled_at {req.labeled_at!r}: not an ISO 8601 time",
+                           param="labeled_at") from None
         mode = self.modes[caller.mode]
         with mode.engine.connect() as conn:
             self._owned_run(conn, caller, run_id)
@@ -227,7 +243,8 @@ class CatalogMixin:
         stmt = sa.select(c).where(c.c.cell_policy.is_not(None))  # pending rows: not yet
         with self.modes[caller.mode].engine.connect() as conn:
             rows = conn.execute(stmt).all()
-        return {"min_n": MIN_N, "k": K, "data": published_table(rows, **filters)}
+        return {"min_n": MIN_N, "k": K, "query": filters,
+                "data": published_table(rows, **filters)}
 
     # --- attestations -------------------------------------------------------------------
     def attestations(self, caller: Any) -> dict[str, Any]:
@@ -261,7 +278,7 @@ class CatalogMixin:
             unknown = sorted(set(req.run_ids) - set(owned))
             if unknown:
                 raise ApiError(422, f"run_ids: no such run(s) for this key: "
-                               f"{', '.join(unknown[:10])}")
+                               f"{', '.join(unknown[:10])}", param="run_ids")
             owned = [x for x in owned if x in set(req.run_ids)]
         job_id = "rj_" + secrets.token_hex(8)
         from judge.ledgers.store import _now
@@ -284,10 +301,13 @@ class CatalogMixin:
             conn.execute(sa.update(j).where(j.c.job_id == job_id).values(status="running"))
         judged, failed = 0, []
         for run_id in run_ids:
-            run = mode.ledger.get_run(run_id)
-            try:
+            try:  # a tier-B run cannot be re-judged here: the API cannot read its task
+                run = mode.ledger.get_run(run_id)
                 self.judge_run(caller, run, judge_name, charge=False)
                 judged += 1
+            except LedgerError as exc:
+                failed.append({"run_id": run_id, "detail": str(exc).splitlines()[0]
+                               + "; re-judge it offline (rcjudge rejudge)"})
             except ApiError as exc:
                 failed.append({"run_id": run_id, "detail": exc.detail})
             except Exception as exc:  # one run's failure costs only that run

@@ -163,7 +163,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         if json_flag:
             p.add_argument("--json", action="store_true", help="print JSON")
 
-    # `rcjudge serve` is the verdict screen (verdict/cli.py): the API is `rcjudge api serve`
+    # `rcjudge serve` (rcjudge/serve.py) serves the API and, given its inputs, the verdict
+    # screen; `rcjudge api serve` is the API alone (docs/api.md, "Commands")
     api = sub.add_parser("api", help="the HTTP Judge API").add_subparsers(
         dest="api_command", required=True, metavar="ACTION")
     p = api.add_parser("serve", help="serve the Judge API (uvicorn)")

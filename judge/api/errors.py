@@ -31,7 +31,14 @@ class ApiError(JudgeError):
 
 def problem(status: int, detail: str, instance: str | None = None,
             **extra: Any) -> dict[str, Any]:
-    """An RFC 9457 document: ``type``, ``title`` (the status phrase), ``status``, ``detail``."""
+    """An RFC 9457 document: ``type``, ``title`` (the status phrase), ``status``, ``detail``.
+
+    A 422 always carries ``invalid_params`` (``ValidationProblem``): the ``[{"name",
+    "reason"}]`` given, else the one ``param`` named, else an empty list.
+    """
+    param = extra.pop("param", None)
+    if status == 422 and extra.get("invalid_params") is None:
+        extra["invalid_params"] = [{"name": param, "reason": str(detail)}] if param else []
     try:
         title = HTTPStatus(status).phrase
     except ValueError:

@@ -6,9 +6,9 @@ Only shapes live here; the logic that serves them is callable without HTTP.
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Any
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, RootModel
 
 from judge.api.auth import RIGHTS
 
@@ -70,6 +70,11 @@ class Attribution(_Shape):
 EnvValue = float | int | str | bool
 
 
+class Env(RootModel[dict[str, EnvValue]]):
+    """Scene conditions of a run (e.g. ``lighting_k``, ``clutter``, ``friction_mu``): a map
+    of names to a number, string or boolean; sent with a judgment, shown with its run."""
+
+
 class JudgmentRequest(Attribution):
     """``POST /v1/judgments`` body: the bundle by URI, its attribution, the judge version."""
 
@@ -77,7 +82,7 @@ class JudgmentRequest(Attribution):
                             description="Bundle folder: local path or fsspec URI.")
     judge: str = Field("rc-judge-v1", min_length=1, max_length=200,
                        description="Judge version to apply.")
-    env: dict[str, EnvValue] | None = Field(
+    env: Env | None = Field(
         None, description="Scene conditions (lighting, clutter, friction…); optional, kept.")
 
 
@@ -158,7 +163,7 @@ class JobResult(_Out):
     """The outcome of a finished judging job."""
 
     judgment: JudgmentResponse | None = None
-    error: Problem | None = None
+    error: Problem | ValidationProblem | None = None
 
 
 class Problem(_Out):
@@ -169,7 +174,25 @@ class Problem(_Out):
     status: int = Field(ge=400, le=599, description="Equals the HTTP status.")
     detail: str
     instance: str | None = None
-    missing: list[str] | None = Field(None, description="Attribution fields missing (422).")
+
+
+class InvalidParam(_Out):
+    """One parameter at fault in a 422 (RFC 9457's ``invalid-params`` example member)."""
+
+    name: str = Field(description="Dotted path of a field in the request body (``body.dof``: "
+                      "the robot body's dof), or a query, path or header parameter's name "
+                      "(``cursor``, ``Idempotency-Key``); ``(request body)`` for the whole body.")
+    reason: str
+
+
+class ValidationProblem(Problem):
+    """A 422: the problem, the parameters at fault and, for attribution, every missing field."""
+
+    status: int = Field(ge=422, le=422, description="Always 422.")
+    invalid_params: list[InvalidParam] = Field(description="The parameters at fault; empty "
+                                               "when no single parameter is.")
+    missing: list[str] | None = Field(None, description="Attribution fields missing, in "
+                                      "configs/attribution.yaml's order (POST /v1/judgments).")
 
 
 class Job(_Out):
@@ -182,14 +205,28 @@ class Job(_Out):
     result: JobResult | None
 
 
+class UsageLine(_Out):
+    """One charge: a judged call, what it cost, and the rights the key held when charged."""
+
+    judgment_id: str = Field(description="``jd_<n>``: the judgment the call wrote.")
+    amount_cents: int = Field(ge=0)
+    rights_granted: list[Right] = Field(description="The key's rights_granted at the charge.")
+    recorded_at: str
+
+
 class Usage(_Out):
-    """What the calling key was charged: $0.60 per judged call; replays and errors are free."""
+    """What the calling key was charged: $0.60 per judged call; replays and errors are free.
+
+    The totals cover every charge; ``lines`` is one page of them, oldest first.
+    """
 
     key_id: str
     calls: int = Field(ge=0, description="Judged calls charged.")
     amount_cents: int = Field(ge=0)
     amount_usd: str = Field(description="Exact decimal, e.g. ``1.20``.")
     price_per_call_usd: str
+    lines: list[UsageLine]
+    next_cursor: str | None = Field(description="Pass as ``cursor`` for the next page of lines.")
 
 
 class KeyInfo(_Out):
@@ -221,6 +258,9 @@ class RunResponse(_Out):
     policy: Policy
     body: Body
     task: TaskOut
+    env: Env | None = Field(description="Scene conditions as sent; null when none were.")
+    seed: str | None = Field(description="The run's seed as text; null when none was sent.")
+    reset: Reset | None = Field(description="How the scene was reset; null when not sent.")
     duration_s: float
     cycle_sec: float
     recorded_at: str
@@ -379,11 +419,23 @@ class CoefficientCell(_Out):
     exempt_failures: int = Field(ge=0)
 
 
+class CoefficientsQuery(_Out):
+    """The filters a coefficients answer was asked with (null: not given); the cells that
+    answer may be coarser on tier B (``broadened``)."""
+
+    policy: str | None
+    body: str | None
+    task_family: str | None
+    tier: str | None
+    judge_version: str | None
+
+
 class CoefficientsTable(_Out):
     """The public coefficients table."""
 
     min_n: int = Field(description="Runs a cell needs to show a number (40).")
     k: int = Field(description="Distinct tasks every tier-B cell covers at least (5).")
+    query: CoefficientsQuery
     data: list[CoefficientCell]
 
 
@@ -448,11 +500,6 @@ class WebhookDeliveryList(_Out):
     data: list[WebhookDelivery]
 
 
-class WebhookTestResult(_Out):
-    """What ``POST /v1/webhook-endpoints/{id}/test`` sent."""
-
-    message_id: str
-    event_type: EventType
 
 
 # --- webhook events (the schema's ``webhooks``) -------------------------------------------
@@ -471,7 +518,7 @@ class CoefficientsPublishedData(_Out):
 class JudgmentCompletedEvent(_Out):
     """``judgment.completed``: a charged judgment was written."""
 
-    type: EventType = Field(description="Always ``judgment.completed``.")
+    type: Literal["judgment.completed"]
     timestamp: str
     test: bool = Field(False, description="True on a sample sent by ``…/test``.")
     data: JudgmentResponse
@@ -480,7 +527,7 @@ class JudgmentCompletedEvent(_Out):
 class RejudgeCompletedEvent(_Out):
     """``rejudge.completed``: a re-judge job finished."""
 
-    type: EventType = Field(description="Always ``rejudge.completed``.")
+    type: Literal["rejudge.completed"]
     timestamp: str
     test: bool = Field(False, description="True on a sample sent by ``…/test``.")
     data: RejudgeCompletedData
@@ -489,7 +536,7 @@ class RejudgeCompletedEvent(_Out):
 class CoefficientsPublishedEvent(_Out):
     """``coefficients.published``: a block of rows was released into the public table."""
 
-    type: EventType = Field(description="Always ``coefficients.published``.")
+    type: Literal["coefficients.published"]
     timestamp: str
     test: bool = Field(False, description="True on a sample sent by ``…/test``.")
     data: CoefficientsPublishedData
@@ -498,7 +545,21 @@ class CoefficientsPublishedEvent(_Out):
 class CalibrationDisagreementEvent(_Out):
     """``calibration.disagreement``: an operator label disagrees with a judgment."""
 
-    type: EventType = Field(description="Always ``calibration.disagreement``.")
+    type: Literal["calibration.disagreement"]
     timestamp: str
     test: bool = Field(False, description="True on a sample sent by ``…/test``.")
     data: CalibrationRow
+
+
+class WebhookEvent(RootModel[Annotated[
+        JudgmentCompletedEvent | RejudgeCompletedEvent | CoefficientsPublishedEvent
+        | CalibrationDisagreementEvent, Field(discriminator="type")]]):
+    """Any webhook message, told apart by ``type`` (the body a receiver verifies and reads)."""
+
+
+class WebhookTestResult(_Out):
+    """What ``POST /v1/webhook-endpoints/{id}/test`` queued: the exact message sent."""
+
+    message_id: str = Field(description="Also the ``webhook-id`` header of the delivery.")
+    event_type: EventType
+    message: WebhookEvent

@@ -46,6 +46,7 @@ from judge.api.protocol import (
     RunResponse,
     TaxonomyResponse,
     Usage,
+    ValidationProblem,
     WebhookDeliveryList,
     WebhookEndpointList,
     WebhookEndpointRequest,
@@ -186,7 +187,7 @@ _ERRORS = {401: {"model": Problem, "description": "Missing, malformed, unknown o
 _BODY_ERRORS = {400: {"model": Problem, "description": "Malformed JSON"},
                 413: {"model": Problem, "description": "Body over the size limit"},
                 415: {"model": Problem, "description": "Not application/json"},
-                422: {"model": Problem, "description": "Invalid request"}}
+                422: {"model": ValidationProblem, "description": "Invalid request"}}
 
 
 def caller(request: Request,
@@ -240,11 +241,19 @@ def create_app(service: JudgeService) -> FastAPI:
                 validate_request(request.scope.get("state", {}).get("json"))
             except ApiError as named:
                 return await _api_error(request, named)
-        parts = []
+        parts, params = [], []
         for e in exc.errors():
-            where = ".".join(str(p) for p in e.get("loc", ()) if p != "body") or "body"
+            loc = [str(p) for p in e.get("loc", ())]
+            where = ".".join(p for p in loc if p != "body") or "body"
+            # body fields by their dotted path in the body (as ``missing`` names them),
+            # query, path and header parameters by their name
+            name = ".".join(loc[1:]) if loc[:1] in (["body"], ["query"], ["path"], ["header"]) \
+                else ".".join(loc)
+            name = name or "(request body)"
             parts.append(f"{where}: {e.get('msg', 'invalid')}")
-        return problem_response(422, "; ".join(parts) or "invalid request", request.url.path)
+            params.append({"name": name, "reason": str(e.get("msg", "invalid"))})
+        return problem_response(422, "; ".join(parts) or "invalid request", request.url.path,
+                                invalid_params=params)
 
     @app.exception_handler(Exception)
     async def _crash(request: Request, exc: Exception) -> Response:
@@ -273,10 +282,11 @@ def create_app(service: JudgeService) -> FastAPI:
         return service.job(who, job_id)
 
     @app.get("/v1/usage", dependencies=need("usage:read"),
-             response_model=Usage, tags=["metering"], responses=_ERRORS)
-    def get_usage(who: Auth) -> dict:
-        """The calling key's judged calls and their exact sum."""
-        return service.usage(who)
+             response_model=Usage, tags=["metering"],
+             responses={**_ERRORS, 422: _BODY_ERRORS[422]})
+    def get_usage(who: Auth, cursor: Cursor = None, limit: Limit = 50) -> dict:
+        """The calling key's judged calls, their exact sum, and a page of the charges."""
+        return service.usage(who, cursor, limit)
 
     @app.get("/v1/keys/me", response_model=KeyInfo, tags=["keys"], responses=_ERRORS)
     def get_key(who: Auth) -> KeyInfo:
@@ -445,7 +455,8 @@ def create_app(service: JudgeService) -> FastAPI:
     def send_test(endpoint_id: Id, who: Auth) -> Response:
         """Send a sample event of the endpoint's first event type."""
         out = service.send_test(who, endpoint_id)
-        return Response(json.dumps(out), status_code=202, media_type="application/json")
+        return Response(json.dumps(out, sort_keys=True, separators=(",", ":")),
+                        status_code=202, media_type="application/json")
 
     @app.webhooks.post("judgment.completed")
     def judgment_completed(body: JudgmentCompletedEvent) -> None:
@@ -468,7 +479,8 @@ def create_app(service: JudgeService) -> FastAPI:
 
 
 def openapi(app: FastAPI) -> dict[str, Any]:
-    """The schema, with FastAPI's default 422 shape replaced by :class:`Problem`."""
+    """The schema, with FastAPI's default 422 shape replaced by :class:`ValidationProblem`
+    and every problem answered as ``application/problem+json``."""
     if app.openapi_schema:
         return app.openapi_schema
     from fastapi.openapi.utils import get_openapi
@@ -483,11 +495,12 @@ def openapi(app: FastAPI) -> dict[str, Any]:
                     for media in list(resp.get("content", {})):
                         content = resp["content"][media]
                         if content.get("schema", {}).get("$ref") == ref:
-                            content["schema"]["$ref"] = "#/components/schemas/Problem"
+                            content["schema"]["$ref"] = "#/components/schemas/ValidationProblem"
                     if "content" in resp and any(k.startswith("application/json")
                                                  for k in resp["content"]) and \
                             resp["content"].get("application/json", {}).get("schema", {}).get(
-                                "$ref") == "#/components/schemas/Problem":
+                                "$ref") in ("#/components/schemas/Problem",
+                                            "#/components/schemas/ValidationProblem"):
                         resp["content"] = {PROBLEM: resp["content"]["application/json"]}
     for name in ("HTTPValidationError", "ValidationError"):
         spec["components"]["schemas"].pop(name, None)

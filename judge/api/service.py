@@ -110,7 +110,7 @@ class _Mode:
         T.metadata.create_all(self.engine)
         if self.engine.dialect.name == "postgresql":
             self._grant_api_role()
-        self.ledger = Ledger(self.engine)
+        self.ledger = Ledger(self.engine, blind=True)  # reads no tier-B content column
         self.task_secret = self._setting("task_key_secret", lambda: secrets.token_hex(32))
 
     def _setting(self, name: str, make: Callable[[], str]) -> str:
@@ -252,7 +252,7 @@ class JudgeService(CatalogMixin, WebhookMixin):
                 try:
                     self._judges[name] = self._load_judge(name)
                 except RcjudgeError as exc:
-                    raise ApiError(422, f"judge: {exc}") from None
+                    raise ApiError(422, f"judge: {exc}", param="judge") from None
                 self._locks[name] = threading.Lock()
             return self._judges[name]
 
@@ -300,7 +300,7 @@ class JudgeService(CatalogMixin, WebhookMixin):
                 row = conn.execute(sa.select(t).where(where)).first()  # a concurrent first
         if row.request_sha256 != digest:
             raise ApiError(422, f"Idempotency-Key {idem!r} was used with another request "
-                           "body; use a new key for a new request")
+                           "body; use a new key for a new request", param="Idempotency-Key")
         if row.state == "in_flight":
             raise ApiError(409, f"Idempotency-Key {idem!r}: the first request with this key "
                            "is still being processed; retry later", headers={"Retry-After": "1"})
@@ -483,17 +483,38 @@ class JudgeService(CatalogMixin, WebhookMixin):
             table_row_id=None if cf is None else f"cf_{cf}")
 
     # --- metering -------------------------------------------------------------------
-    def usage(self, caller: Caller) -> dict[str, Any]:
-        """The caller's charges: count and exact sum."""
+    def usage(self, caller: Caller, cursor: str | None = None,
+              limit: int = 50) -> dict[str, Any]:
+        """The caller's charges: count and exact sum of all, and one page of the lines.
+
+        Lines go oldest first; ``cursor`` is the ``next_cursor`` of the page before
+        (``us_<n>``).
+        """
         self.require(caller, "usage:read")
+        after = 0
+        if cursor is not None:
+            head, _, num = cursor.partition("_")
+            if head != "us" or not num.isdigit() or len(num) > 18:
+                raise ApiError(422, f"cursor {cursor!r}: not a usage cursor (us_<n>)",
+                               param="cursor")
+            after = int(num)
         u = T.usage
         with self.modes[caller.mode].engine.connect() as conn:
             calls, cents = conn.execute(sa.select(
                 sa.func.count(), sa.func.coalesce(sa.func.sum(u.c.amount_cents), 0))
                 .where(u.c.key_id == caller.key_id)).one()
+            rows = conn.execute(sa.select(u.c.usage_id, u.c.judgment_id, u.c.amount_cents,
+                                          u.c.rights_granted, u.c.recorded_at)
+                                .where(u.c.key_id == caller.key_id, u.c.usage_id > after)
+                                .order_by(u.c.usage_id).limit(limit + 1)).all()
+        lines = [{"judgment_id": f"jd_{r.judgment_id}", "amount_cents": r.amount_cents,
+                  "rights_granted": list(r.rights_granted), "recorded_at": _iso(r.recorded_at)}
+                 for r in rows[:limit]]
+        more = len(rows) > limit
         return {"key_id": caller.key_id, "calls": int(calls), "amount_cents": int(cents),
                 "amount_usd": cents_to_usd(int(cents)),
-                "price_per_call_usd": cents_to_usd(PRICE_CENTS)}
+                "price_per_call_usd": cents_to_usd(PRICE_CENTS), "lines": lines,
+                "next_cursor": f"us_{rows[limit - 1].usage_id}" if more else None}
 
 
 def insert_ignore(conn: Connection, table: sa.Table, key: list[str]) -> Any:
@@ -535,8 +556,12 @@ def validate_request(doc: Any) -> JudgmentRequest:
         raise ApiError(422, f"request body: expected a JSON object, got {type(doc).__name__}")
     if missing := missing_attribution(doc):
         raise ApiError(422, f"request: missing {len(missing)} required attribution field(s): "
-                       + ", ".join(missing), missing=missing)
+                       + ", ".join(missing), missing=missing,
+                       invalid_params=[{"name": m, "reason": "missing"} for m in missing])
     try:
         return JudgmentRequest.model_validate(doc)
     except ValidationError as exc:
-        raise ApiError(422, f"request: {describe_validation(exc)}") from None
+        params = [{"name": ".".join(map(str, e["loc"])) or "(request body)", "reason": e["msg"]}
+                  for e in exc.errors()]
+        raise ApiError(422, f"request: {describe_validation(exc)}",
+                       invalid_params=params) from None

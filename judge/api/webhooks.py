@@ -132,9 +132,9 @@ class WebhookMixin:
 
     def _check_target(self, caller: Any, url: str) -> None:
         if caller.mode == "live" and (why := refused_target(url, self.resolve)):
-            raise ApiError(422, why)
+            raise ApiError(422, why, param="url")
         if caller.mode == "test" and urlsplit(url).scheme not in ("http", "https"):
-            raise ApiError(422, "url: expected http(s)://host/…")
+            raise ApiError(422, "url: expected http(s)://host/…", param="url")
 
     def create_endpoint(self, caller: Any, req: WebhookEndpointRequest) -> WebhookEndpoint:
         self.require(caller, "webhooks:write")
@@ -197,13 +197,14 @@ class WebhookMixin:
             attempt=r.attempt, status=r.status, error=r.error,
             delivered_at=_iso(r.delivered_at)) for r in rows]}
 
-    def send_test(self, caller: Any, endpoint_id: str) -> dict[str, str]:
+    def send_test(self, caller: Any, endpoint_id: str) -> dict[str, Any]:
         """Queue one delivery of a sample event of the endpoint's first event type."""
         self.require(caller, "webhooks:write")
         row = self._endpoint(caller, endpoint_id)
         event = row.events[0]
-        msg_id = self._queue(caller, row, event, SAMPLES[event], test=True)
-        return {"message_id": msg_id, "event_type": event}
+        msg_id, body = self._message(event, SAMPLES[event], test=True)
+        self.pool.submit(self.deliver, caller, row.endpoint_id, msg_id, event, body)
+        return {"message_id": msg_id, "event_type": event, "message": json.loads(body)}
 
     def emit(self, caller: Any, event: str, data: dict[str, Any]) -> None:
         """Queue ``event`` to every enabled endpoint of the key subscribed to it."""
@@ -215,13 +216,19 @@ class WebhookMixin:
             if event in row.events:
                 self._queue(caller, row, event, data)
 
-    def _queue(self, caller: Any, row: Any, event: str, data: dict[str, Any],
-               test: bool = False) -> str:
+    @staticmethod
+    def _message(event: str, data: dict[str, Any], test: bool = False) -> tuple[str, bytes]:
+        """A new message id and the exact body bytes that are signed and sent."""
         from judge.ledgers.store import _now
 
         msg_id = "msg_" + secrets.token_hex(12)
         body = json.dumps({"type": event, "timestamp": _now().isoformat(), "test": test,
                            "data": data}, sort_keys=True, separators=(",", ":")).encode()
+        return msg_id, body
+
+    def _queue(self, caller: Any, row: Any, event: str, data: dict[str, Any],
+               test: bool = False) -> str:
+        msg_id, body = self._message(event, data, test)
         self.pool.submit(self.deliver, caller, row.endpoint_id, msg_id, event, body)
         return msg_id
 

@@ -72,7 +72,7 @@ class CalibrationRow:
     judgment_id: int
     run_id: str
     judge_version: str
-    task_id: str
+    task_id: str | None  # None for a tier-B run read through a blind ledger
     attempt: bool
     success: bool
     failure_class: str | None

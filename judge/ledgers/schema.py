@@ -75,6 +75,9 @@ runs = sa.Table(
     sa.Column("duration_s", sa.Float, nullable=False),
     sa.Column("cycle_sec", sa.Float, nullable=False),
     sa.Column("recorded_at", UTCDateTime, nullable=False),
+    # the task id when it may be shown: NULL for a tier-B run (revision 0006). The Judge
+    # API's role reads this column and has no privilege on ``task_id`` (docs/api.md).
+    sa.Column("public_task_id", sa.Text, nullable=True),
     sa.CheckConstraint("duration_s >= 0", name="duration_s_nonneg"),
     sa.CheckConstraint("cycle_sec > 0", name="cycle_sec_pos"),
 )
@@ -138,7 +141,8 @@ batch_failures = sa.Table(
 
 #: Content of each tier-B (held-out) task (migration 0005). The API's database role
 #: (``rcjudge_api``) has no privilege on the four content columns ``task_id``,
-#: ``instruction``, ``scene_spec``, ``success_criteria`` (docs/api.md).
+#: ``instruction``, ``scene_spec``, ``success_criteria``, nor on ``runs.task_id``, which
+#: carries the first of them for every run (migration 0006; docs/api.md).
 tier_b_tasks = sa.Table(
     "tier_b_tasks", metadata,
     sa.Column("task_key", sa.Text, primary_key=True),

@@ -8,6 +8,14 @@ no-op, with different facts an error); a judgment is written once per
 ``(run_id, judge_version)`` (the first write wins; re-judging means a new judge
 version). ``INSERT … ON CONFLICT DO NOTHING … RETURNING`` on both dialects
 (the returned key says whether the row is new; ``rowcount`` is -1 on psycopg here).
+
+A ledger opened ``blind`` (the Judge API's) never reads a tier-B content column:
+``runs.task_id`` is named in no SELECT, filter or order; a run's task is read from
+``runs.public_task_id`` (NULL on tier B). On PostgreSQL the API's role could not read it
+anyway (revision 0006); on SQLite the same code path runs. What a blind ledger cannot
+compare it does not: a tier-B run recorded again with another tier-B task id is taken to
+be the recorded run, and the same-instruction check skips tier-B runs (an equality test on
+a closed column would be an oracle on it).
 """
 
 from __future__ import annotations
@@ -175,11 +183,26 @@ def _run_values(run: Run) -> dict[str, Any]:
         "body_arm": a.body.arm, "body_hand": a.body.hand, "body_dof": a.body.dof,
         "body_mount_h_mm": a.body.mount_h_mm,
         "body_calibrated_at": a.body.calibrated_at, "task_id": a.task.id,
-        "task_tier": a.task.tier, "env": a.env,
+        "task_tier": a.task.tier, "public_task_id": public_task_id(a.task.id, a.task.tier),
+        "env": a.env,
         "seed": None if a.seed is None else str(a.seed),
         "attribution_extra": {"reset": a.reset.model_dump(mode="json")} if a.reset else None,
         "duration_s": run.duration_s, "cycle_sec": run.cycle_sec,
     }
+
+
+def public_task_id(task_id: str, tier: str) -> str | None:
+    """``runs.public_task_id``: the task id, or None for a tier-B (held-out) task."""
+    return None if tier == "B" else task_id
+
+
+#: Columns of ``runs`` a blind ledger (the Judge API's role) may not read (revision 0006).
+CLOSED_RUN_COLUMNS = ("task_id",)
+
+
+def run_columns(blind: bool) -> list[sa.Column]:
+    """The columns of ``runs`` a (blind) ledger reads, named one by one."""
+    return [c for c in S.runs.c if not (blind and c.name in CLOSED_RUN_COLUMNS)]
 
 
 #: What a run *is* besides its bundle: compared when the same bundle is recorded again.
@@ -188,7 +211,12 @@ def _run_values(run: Run) -> dict[str, Any]:
 _IDENTITY_FREE = ("run_id", "bundle_uri")
 
 
-def _run_from_row(row: Any) -> Run:
+def _run_from_row(row: Any, blind: bool = False) -> Run:
+    """The run of a ``runs`` row; ``blind`` rows lack ``task_id`` (tier B: LedgerError)."""
+    if blind and row.public_task_id is None:
+        raise LedgerError(f"run {row.run_id!r} is a tier-B run: its task id is not readable "
+                          "through this connection (tier-B isolation, docs/api.md)")
+    task_id = row.public_task_id if blind else row.task_id
     extra = row.attribution_extra or {}
     reset = extra.get("reset")
     attribution = Attribution(
@@ -196,7 +224,7 @@ def _run_from_row(row: Any) -> Run:
                       version=row.policy_version, checkpoint=row.policy_checkpoint),
         body=Body(arm=row.body_arm, hand=row.body_hand, calibrated_at=row.body_calibrated_at,
                   dof=row.body_dof, mount_h_mm=row.body_mount_h_mm),
-        task=Task(id=row.task_id, tier=row.task_tier), env=row.env, seed=row.seed,
+        task=Task(id=task_id, tier=row.task_tier), env=row.env, seed=row.seed,
         reset=Reset(**reset) if reset else None)
     return Run(run_id=row.run_id, bundle_uri=row.bundle_uri, bundle_hash=row.bundle_hash,
                attribution=attribution, duration_s=row.duration_s, cycle_sec=row.cycle_sec,
@@ -209,10 +237,14 @@ def _integrity(exc: sa.exc.IntegrityError, what: str) -> LedgerError:
 
 
 class Transaction:
-    """Writes inside one open transaction (from :meth:`Ledger.transaction`)."""
+    """Writes inside one open transaction (from :meth:`Ledger.transaction`).
 
-    def __init__(self, conn: Connection) -> None:
+    ``blind``: read no tier-B content column (see the module's docstring).
+    """
+
+    def __init__(self, conn: Connection, blind: bool = False) -> None:
         self.conn = conn
+        self.blind = blind
 
     def resolve_run(self, run: Run) -> tuple[bool, str]:
         """Write ``run`` unless its bundle is recorded; return (written?, its run id).
@@ -226,13 +258,13 @@ class Transaction:
         """
         values = _run_values(run)
         for _ in range(2):  # a second pass only after losing a race to a concurrent writer
-            row = self.conn.execute(sa.select(S.runs).where(
+            row = self.conn.execute(sa.select(*run_columns(self.blind)).where(
                 S.runs.c.bundle_hash == run.bundle_hash)).first()
             if row is not None:
                 recorded = row._mapping
                 differ = [f"{k} ({recorded[k]!r} recorded, {v!r} given)"
                           for k, v in values.items()
-                          if k not in _IDENTITY_FREE and recorded[k] != v]
+                          if k not in _IDENTITY_FREE and k in recorded and recorded[k] != v]
                 if differ:
                     raise LedgerError(f"run {recorded['run_id']!r} (bundle {run.bundle_hash}) "
                                       "is already recorded with other facts: "
@@ -282,10 +314,12 @@ class Transaction:
     def _check_instruction(self, judgment: Judgment) -> None:
         """Refuse a judgment whose task instruction differs from the one the version used."""
         j, r = S.judgments, S.runs
+        # blind: only runs whose task id may be read (public_task_id; tier B never matches)
+        task = r.c.public_task_id if self.blind else r.c.task_id
         used = self.conn.execute(
             sa.select(j.c.instruction_sha256).join(r, r.c.run_id == j.c.run_id)
             .where(j.c.judge_version == judgment.judge_version,
-                   r.c.task_id == judgment.task_id, j.c.instruction_sha256.is_not(None))
+                   task == judgment.task_id, j.c.instruction_sha256.is_not(None))
             .limit(1)).scalar()
         if used is not None and used != judgment.instruction_sha256:
             raise LedgerError(
@@ -307,11 +341,14 @@ class Transaction:
             self.register_version(judgment.judge_version, judgment.fingerprint)
         if judgment.instruction_sha256 is not None:
             self._check_instruction(judgment)
-        run = self.conn.execute(sa.select(S.runs.c.bundle_hash, S.runs.c.task_id).where(
-            S.runs.c.run_id == judgment.run_id)).first()
+        r = S.runs
+        task = r.c.public_task_id if self.blind else r.c.task_id
+        run = self.conn.execute(sa.select(r.c.bundle_hash, task.label("task_id")).where(
+            r.c.run_id == judgment.run_id)).first()
         if run is None:
             raise LedgerError(f"{what}: run not recorded; record the run first (Ledger.record)")
-        if run.bundle_hash != judgment.bundle_hash or run.task_id != judgment.task_id:
+        task_differs = run.task_id != judgment.task_id and not (self.blind and run.task_id is None)
+        if run.bundle_hash != judgment.bundle_hash or task_differs:
             raise LedgerError(
                 f"{what}: judged bundle {judgment.bundle_hash} / task {judgment.task_id!r} "
                 f"but the run is bundle {run.bundle_hash} / task {run.task_id!r}")
@@ -347,19 +384,23 @@ class Transaction:
 
 
 class Ledger:
-    """The three ledgers of one database. Open with :meth:`open`."""
+    """The three ledgers of one database. Open with :meth:`open`.
 
-    def __init__(self, engine: Engine) -> None:
+    ``blind``: read no tier-B content column (the Judge API's ledger; module docstring).
+    """
+
+    def __init__(self, engine: Engine, *, blind: bool = False) -> None:
         self.engine = engine
+        self.blind = blind
 
     @classmethod
     def open(cls, url: str | None = None, *, schema: str | None = None,
-             migrate: bool = True) -> Ledger:
+             migrate: bool = True, blind: bool = False) -> Ledger:
         """Open (and by default migrate to head) the ledger at ``url`` (see :func:`default_url`)."""
         engine = make_engine(url, schema=schema)
         if migrate:
             upgrade(engine)
-        return cls(engine)
+        return cls(engine, blind=blind)
 
     def close(self) -> None:
         """Release pooled connections."""
@@ -375,7 +416,7 @@ class Ledger:
     def transaction(self) -> Iterator[Transaction]:
         """One write transaction: everything in it commits together or not at all."""
         with self.engine.connect().execution_options(ledger_write=True) as conn, conn.begin():
-            yield Transaction(conn)
+            yield Transaction(conn, self.blind)
 
     # --- writes ---------------------------------------------------------------------
     def record_run(self, attribution: Attribution, *, run_id: str, bundle_uri: str,
@@ -432,18 +473,22 @@ class Ledger:
 
     def get_run(self, run_id: str) -> Run | None:
         """The recorded run, or None."""
-        rows = self._all(sa.select(S.runs).where(S.runs.c.run_id == run_id))
-        return _run_from_row(rows[0]) if rows else None
+        rows = self._all(sa.select(*run_columns(self.blind)).where(S.runs.c.run_id == run_id))
+        return _run_from_row(rows[0], self.blind) if rows else None
 
     def get_judgment(self, run_id: str, judge_version: str) -> Judgment | None:
         """The recorded judgment (with the run's bundle URI), or None."""
         j, r = S.judgments, S.runs
-        rows = self._all(sa.select(j, r.c.bundle_uri, r.c.bundle_hash, r.c.task_id)
+        task = r.c.public_task_id if self.blind else r.c.task_id
+        rows = self._all(sa.select(j, r.c.bundle_uri, r.c.bundle_hash, task.label("task_id"))
                          .join(r, r.c.run_id == j.c.run_id)
                          .where(j.c.run_id == run_id, j.c.judge_version == judge_version))
         if not rows:
             return None
         row = rows[0]
+        if row.task_id is None:  # blind, tier B
+            raise LedgerError(f"run {run_id!r} is a tier-B run: its task id is not readable "
+                              "through this connection (tier-B isolation, docs/api.md)")
         return Judgment(
             run_id=row.run_id, bundle_uri=row.bundle_uri, bundle_hash=row.bundle_hash,
             task_id=row.task_id, judge_version=row.judge_version, attempt=row.attempt,
@@ -488,9 +533,14 @@ class Ledger:
         return {r.run_id: _stored_label(r) for r in rows}
 
     def calibration_set(self, judge_version: str | None = None) -> list[CalibrationRow]:
-        """Judgments disagreeing with their run's current label (the ``calibration_set`` view)."""
-        v = S.calibration_set
-        stmt = sa.select(v).order_by(v.c.judge_version, v.c.run_id)
+        """Judgments disagreeing with their run's current label (the ``calibration_set`` view).
+
+        Blind, the view (whose select list reads ``runs.task_id``) is not used: the same
+        rows come from ``judgments``, ``runs.public_task_id`` and ``current_operator_labels``,
+        with ``task_id`` None on tier-B runs.
+        """
+        v = S.calibration_set if not self.blind else _blind_calibration_set()
+        stmt = sa.select(*v.c).order_by(v.c.judge_version, v.c.run_id)
         if judge_version is not None:
             stmt = stmt.where(v.c.judge_version == judge_version)
         return [CalibrationRow(**r._mapping) for r in self._all(stmt)]
@@ -517,6 +567,26 @@ class Ledger:
         with self.engine.connect() as conn:
             return {t.name: conn.execute(sa.select(sa.func.count()).select_from(t)).scalar_one()
                     for t in tables}
+
+
+def _blind_calibration_set() -> Any:
+    """The ``calibration_set`` view's rows as a subquery that reads no closed column."""
+    j, r, c = S.judgments, S.runs, S.current_operator_labels
+    class_disagrees = c.c.failure_class.is_not(None) & (
+        j.c.failure_class.is_(None) | (j.c.failure_class != c.c.failure_class))
+    return (sa.select(
+        j.c.judgment_id, j.c.run_id, j.c.judge_version, r.c.public_task_id.label("task_id"),
+        j.c.attempt, j.c.success, j.c.failure_class, j.c.attempt_confidence,
+        j.c.success_confidence, c.c.label_id, c.c.attempt.label("label_attempt"),
+        c.c.success.label("label_success"), c.c.failure_class.label("label_failure_class"),
+        c.c.labeled_by, c.c.labeled_at,
+        (j.c.attempt != c.c.attempt).label("attempt_disagrees"),
+        (j.c.success != c.c.success).label("success_disagrees"),
+        class_disagrees.label("class_disagrees"))
+        .select_from(j.join(r, r.c.run_id == j.c.run_id)
+                     .join(c, c.c.run_id == j.c.run_id))
+        .where((j.c.attempt != c.c.attempt) | (j.c.success != c.c.success) | class_disagrees)
+        .subquery("calibration_set"))
 
 
 def _stored_label(r: Any) -> StoredLabel:

@@ -28,8 +28,54 @@ def test_schema_counts(spec):
     assert spec["openapi"] == "3.1.0"
     assert sorted(spec["webhooks"]) == ["calibration.disagreement", "coefficients.published",
                                         "judgment.completed", "rejudge.completed"]
-    assert len(spec["components"]["schemas"]) == 52
+    assert sorted(spec["components"]["schemas"]) == SCHEMAS and len(SCHEMAS) == 58
     assert [m for m, p in ops if p.startswith("/v1/attestations")] == ["GET", "GET"]
+
+
+SCHEMAS = [
+    "Attestation", "AttestationList", "Body", "CalibrationDisagreementEvent", "CalibrationRow",
+    "CalibrationSet", "CellStatus", "ChargedTo", "CoefficientCell", "CoefficientsPublishedData",
+    "CoefficientsPublishedEvent", "CoefficientsQuery", "CoefficientsTable", "Env", "EventType",
+    "InvalidParam", "Job", "JobResult", "JobStatus", "JudgeModel", "JudgeVersionList",
+    "JudgeVersionResponse", "JudgmentCompletedEvent", "JudgmentList", "JudgmentRequest",
+    "JudgmentResponse", "KeyInfo", "KeyMode", "LabelList", "LabelRequest", "LabelResponse",
+    "Policy", "Problem", "RejudgeCompletedData", "RejudgeCompletedEvent", "RejudgeFailure",
+    "RejudgeJob", "RejudgeRequest", "Reset", "Right", "RunList", "RunResponse", "Task",
+    "TaskOut", "TaxonomyClass", "TaxonomyFamily", "TaxonomyResponse", "Usage", "UsageLine",
+    "ValidationProblem", "WebhookDelivery", "WebhookDeliveryList", "WebhookEndpoint",
+    "WebhookEndpointList", "WebhookEndpointRequest", "WebhookEndpointWithSecret",
+    "WebhookEvent", "WebhookTestResult"]
+
+
+def _refs(node, out):
+    if isinstance(node, dict):
+        if isinstance(node.get("$ref"), str):
+            out.add(node["$ref"].rsplit("/", 1)[-1])
+        for v in node.values():
+            _refs(v, out)
+    elif isinstance(node, list):
+        for v in node:
+            _refs(v, out)
+    return out
+
+
+def test_every_schema_is_used_by_an_operation_or_a_webhook(spec):
+    """No padding: each of the 58 is reached from some operation's or webhook's request or
+    response, directly or through other schemas."""
+    schemas = spec["components"]["schemas"]
+    seen = _refs({"paths": spec["paths"], "webhooks": spec["webhooks"]}, set())
+    todo = list(seen)
+    while todo:
+        for ref in _refs(schemas[todo.pop()], set()) - seen:
+            seen.add(ref)
+            todo.append(ref)
+    assert sorted(seen) == SCHEMAS
+    # every 422 an operation documents is the validation problem, as problem+json
+    for ops in spec["paths"].values():
+        for op in ops.values():
+            if "422" in op["responses"]:
+                assert op["responses"]["422"]["content"] == {"application/problem+json": {
+                    "schema": {"$ref": "#/components/schemas/ValidationProblem"}}}
 
 
 def _bare(schema, where, out):
@@ -98,6 +144,11 @@ def test_runs_judgments_labels_and_calibration(client, live_key, api_bundles):
     run = client.get(f"/v1/runs/{run_id}", headers=bearer(live_key)).json()
     attribution = request_for(api_bundles[0])
     assert run["task"] == attribution["task"] and run["policy"] == attribution["policy"]
+    # what was recorded of the optional attribution is shown as sent (seed as text)
+    assert run["env"] == attribution["env"] and set(run["env"]) == {
+        "lighting_k", "clutter", "friction_mu"}
+    assert run["reset"] == {"type": "scripted", "seconds": 5.0, "operator_min": None}
+    assert run["seed"] == attribution["seed"] and run["seed"].startswith("0x")
     assert client.get("/v1/runs", headers=bearer(live_key)).json()["data"] == [run]
     # the judge said failure (grasp.slip); the operator says success: a disagreement
     label = {"attempt": True, "success": True, "labeled_by": "op-1",
@@ -175,6 +226,12 @@ def test_coefficients_cell_from_a_judged_call(client, live_key, api_bundles):
     client.post("/v1/judgments", json=request_for(api_bundles[2]), headers=bearer(live_key))
     table = client.get("/v1/coefficients", headers=bearer(live_key)).json()
     assert table["min_n"] == 40
+    assert table["query"] == {"policy": None, "body": None, "task_family": None, "tier": None,
+                              "judge_version": None}
+    narrow = client.get("/v1/coefficients?tier=A&judge_version=fake-v1",
+                        headers=bearer(live_key)).json()
+    assert narrow["query"] == {**table["query"], "tier": "A", "judge_version": "fake-v1"}
+    assert narrow["data"] == table["data"]
     (cell,) = table["data"]
     assert (cell["n"], cell["status"], cell["success_rate"]) == (1, "insufficient", None)
     assert cell["judge_version"] == "fake-v1"
@@ -210,3 +267,49 @@ def test_rejudge_writes_new_rows_and_costs_nothing(tmp_path, api_bundles):
         svc.close()
     assert svc.modes["live"].ledger.counts()["judgments"] == 4
     assert svc.modes["live"].ledger.judge_versions() == ["fake-v1", "fake-v2"]
+
+
+def test_usage_lines_page_through_every_charge(client, live_key, api_bundles):
+    for b in api_bundles:
+        assert client.post("/v1/judgments", json=request_for(b),
+                           headers=bearer(live_key)).status_code == 200
+    first = client.get("/v1/usage?limit=2", headers=bearer(live_key)).json()
+    totals = {k: first[k] for k in ("calls", "amount_cents", "amount_usd")}
+    assert totals == {"calls": 3, "amount_cents": 180, "amount_usd": "1.80"}
+    assert [x["judgment_id"] for x in first["lines"]] == ["jd_1", "jd_2"]
+    assert first["next_cursor"] == "us_2"
+    from judge.api.auth import RIGHTS
+
+    assert all(x["amount_cents"] == 60 and x["rights_granted"] == sorted(RIGHTS)
+               and x["recorded_at"].endswith("Z") for x in first["lines"])
+    rest = client.get("/v1/usage?limit=2&cursor=us_2", headers=bearer(live_key)).json()
+    assert [x["judgment_id"] for x in rest["lines"]] == ["jd_3"] and rest["next_cursor"] is None
+    assert {k: rest[k] for k in totals} == totals  # the totals cover every charge, each page
+    assert sum(x["amount_cents"] for x in first["lines"] + rest["lines"]) == 180
+    bad = client.get("/v1/usage?cursor=jd_1", headers=bearer(live_key))
+    assert bad.status_code == 422 and bad.json()["invalid_params"] == [
+        {"name": "cursor", "reason": "cursor 'jd_1': not a usage cursor (us_<n>)"}]
+
+
+def test_a_422_names_the_parameters_at_fault(client, live_key, api_bundles):
+    r = client.get("/v1/judgments?limit=0", headers=bearer(live_key))
+    assert r.status_code == 422
+    assert r.headers["content-type"] == "application/problem+json"
+    assert r.json()["invalid_params"] == [
+        {"name": "limit", "reason": "Input should be greater than or equal to 1"}]
+    j = client.post("/v1/judgments", json=request_for(api_bundles[0]), headers=bearer(live_key))
+    run_id = j.json()["run_id"]
+    r = client.post(f"/v1/runs/{run_id}/labels", headers=bearer(live_key),
+                    json={"attempt": "maybe", "success": True, "labeled_by": ""})
+    assert r.status_code == 422
+    assert [p["name"] for p in r.json()["invalid_params"]] == ["attempt", "labeled_by"]
+    r = client.post(f"/v1/runs/{run_id}/labels", headers=bearer(live_key),
+                    json={"attempt": True, "success": True, "labeled_by": "op",
+                          "failure_class": "grasp.x"})
+    assert r.json()["invalid_params"] == [{"name": "failure_class", "reason": (
+        "failure_class 'grasp.x': not a taxonomy class (GET /v1/taxonomy lists them)")}]
+    # a 422 about no single parameter still carries the (empty) list
+    doc = request_for(api_bundles[1])
+    doc["bundle_uri"] = "/nowhere/at/all"
+    r = client.post("/v1/judgments", json=doc, headers=bearer(live_key))
+    assert r.status_code == 422 and r.json()["invalid_params"] == []

@@ -45,7 +45,10 @@ def test_every_missing_attribution_field_is_named(client, service, live_key, api
         "detail": "request: missing 3 required attribution field(s): policy.checkpoint, "
                   "body.dof, task.tier",
         "instance": "/v1/judgments",
-        "missing": ["policy.checkpoint", "body.dof", "task.tier"]}
+        "missing": ["policy.checkpoint", "body.dof", "task.tier"],
+        "invalid_params": [{"name": "policy.checkpoint", "reason": "missing"},
+                           {"name": "body.dof", "reason": "missing"},
+                           {"name": "task.tier", "reason": "missing"}]}
     assert service.usage(service.authenticate(f"Bearer {live_key}"))["calls"] == 0
 
 
@@ -94,6 +97,8 @@ def test_same_key_other_body_is_422(client, live_key, api_bundles):
     assert r.status_code == 422
     assert r.json()["detail"] == ("Idempotency-Key 'k-2' was used with another request body; "
                                   "use a new key for a new request")
+    assert r.json()["invalid_params"] == [{"name": "Idempotency-Key", "reason": r.json()[
+        "detail"]}]
 
 
 def test_keys_are_scoped_per_api_key_and_kept_24h(client, service, api_bundles):

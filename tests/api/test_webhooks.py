@@ -164,6 +164,13 @@ def test_410_disables_and_rotation_changes_the_signature(client, service, test_k
     assert verify(rotated["secret"], headers, body) and not verify(ep["secret"], headers, body)
     sample = json.loads(body)
     assert (sample["type"], sample["test"]) == ("rejudge.completed", True)
+    # the test endpoint answered with the exact message it sent (a WebhookEvent)
+    assert sent.json()["message"] == sample and sent.json()["message_id"] == got[0]["message_id"]
+    assert sample["data"] == {"job_id": "rj_sample", "judge": "rc-judge-v2", "judged": 0,
+                              "failed": 0}
+    from judge.api.protocol import WebhookEvent
+
+    assert isinstance(WebhookEvent.model_validate(sample).root, RejudgeCompletedEvent)
     RejudgeCompletedEvent.model_validate(sample)  # the shape the schema's webhooks declare
     (listed,) = client.get("/v1/webhook-endpoints", headers=bearer(test_key)).json()["data"]
     assert listed["enabled"] is False

@@ -25,7 +25,7 @@ import sqlalchemy as sa
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 
-from judge.api.protocol import Attribution
+from judge.api.protocol import Attribution, Task
 from judge.ensemble.judgment import Cost, Judgment, ModelAnswer, StageTimings
 from judge.ledgers import CalibrationRow, Label, Ledger, LedgerError, Run, Written
 from judge.ledgers.schema import metadata
@@ -126,7 +126,7 @@ def label(run_id: str, attempt: bool, success: bool, failure_class: str | None,
 def test_migrations_create_exactly_the_schema_and_both_views(ledger: Ledger):
     with ledger.engine.connect() as conn:
         assert compare_metadata(MigrationContext.configure(conn), metadata) == []
-        assert MigrationContext.configure(conn).get_current_revision() == "0005"
+        assert MigrationContext.configure(conn).get_current_revision() == "0006"
         for view in ("current_operator_labels", "calibration_set"):
             assert conn.execute(sa.text(f"SELECT count(*) FROM {view}")).scalar_one() == 0
 
@@ -136,8 +136,8 @@ def test_open_migrates_step_by_step_and_is_a_noop_at_head(db: DB):
     try:
         assert upgrade(engine, "0001") == "0001"
         assert set(sa.inspect(engine).get_view_names()) == set()
-        assert upgrade(engine) == "0005"
-        assert upgrade(engine) == "0005"
+        assert upgrade(engine) == "0006"
+        assert upgrade(engine) == "0006"
         assert set(sa.inspect(engine).get_view_names()) == {"current_operator_labels",
                                                              "calibration_set"}
     finally:
@@ -161,12 +161,14 @@ def test_0004_moves_dof_and_mount_height_into_columns_and_keeps_every_row(db: DB
             conn.execute(sa.text("INSERT INTO operator_labels (run_id, attempt, success, "
                                  "labeled_by, labeled_at) VALUES ('r1', :t, :f, 'op', :at)"),
                          {"t": True, "f": False, "at": T0})
-        assert upgrade(engine) == "0005"
+        assert upgrade(engine) == "0006"
         with engine.connect() as conn:
             row = conn.execute(sa.text("SELECT body_dof, body_mount_h_mm, attribution_extra "
                                        "FROM runs")).one()
             labels = conn.execute(sa.text("SELECT count(*) FROM current_operator_labels"))
             assert labels.scalar_one() == 1
+            # 0006 backfills public_task_id: the task id of a tier-A run
+            assert conn.execute(sa.text("SELECT public_task_id FROM runs")).scalar_one() == "t"
         extra = row[2] if isinstance(row[2], dict) else json.loads(row[2])
         assert (row[0], row[1], extra) == (20, 740.0, {"reset": {"type": "manual"}})
     finally:
@@ -182,7 +184,7 @@ def test_workers_opening_a_fresh_ledger_at_once_migrate_it_once(db: DB, tmp_path
     assert [p.returncode for p in procs] == [0, 0, 0], errors
     with Ledger.open(db.url, schema=db.schema) as led, led.engine.connect() as conn:
         assert conn.execute(sa.text("SELECT version_num FROM alembic_version")).all() == [
-            ("0005",)]
+            ("0006",)]
 
 
 def test_bad_urls_and_unknown_revisions_are_one_line_errors(db: DB, tmp_path: Path):
@@ -456,6 +458,39 @@ def test_calibration_set_membership(ledger: Ledger):
         rows = conn.execute(sa.text("SELECT judge_version, run_id FROM calibration_set "
                                     "ORDER BY judge_version, run_id")).all()
     assert [tuple(r) for r in rows] == [("v1", "run-C"), ("v2", "run-A"), ("v2", "run-B")]
+
+
+def test_a_blind_ledger_reads_the_same_set_without_task_ids_of_tier_b(ledger: Ledger):
+    """The Judge API's ledger (blind): the view's rows, from the tables, task_id only where
+    it may be read; a tier-B run's task is never read (docs/api.md, tier-B isolation)."""
+    _calibration_world(ledger)
+    b_run = make_run("run-Z")
+    b_run = b_run.model_copy(update={"attribution": b_run.attribution.model_copy(update={
+        "task": Task(id="tabletop.pick_place.secret_007", tier="B")})})
+    ledger.record(b_run, make_judgment(b_run, "v1", success=False))
+    ledger.add_labels([label("run-Z", True, True, None, 3)])
+    blind = Ledger(ledger.engine, blind=True)
+    seen = [r for r in ledger.calibration_set()]
+    got = blind.calibration_set()
+    assert [r.task_id for r in got] == [None if r.run_id == "run-Z" else r.task_id
+                                        for r in seen]
+    assert [r.task_id for r in seen if r.run_id == "run-Z"] == ["tabletop.pick_place.secret_007"]
+    strip = [{**vars(r), "task_id": None} for r in seen]
+    assert [{**vars(r), "task_id": None} for r in got] == strip
+    assert [{**vars(r), "task_id": None} for r in blind.calibration_set("v2")] == [
+        x for x in strip if x["judge_version"] == "v2"]
+    # the run of a tier-B task cannot be rebuilt blind; a tier-A one can, whole
+    with pytest.raises(LedgerError, match=r"run 'run-Z' is a tier-B run: its task id is not "
+                                          r"readable through this connection"):
+        blind.get_run("run-Z")
+    assert blind.get_run("run-A") == ledger.get_run("run-A")
+    # blind writes: the same tier-B bundle again is the recorded run, its judgment kept once
+    with blind.transaction() as tx:
+        assert tx.resolve_run(b_run) == (False, "run-Z")
+        assert tx.record_judgment(make_judgment(b_run, "v1")) is False
+    with ledger.engine.connect() as conn:
+        assert conn.execute(sa.text("SELECT task_id, public_task_id FROM runs WHERE run_id = "
+                                    "'run-Z'")).one() == ("tabletop.pick_place.secret_007", None)
 
 
 def test_a_newer_label_moves_judgments_in_and_out_of_the_set(ledger: Ledger):

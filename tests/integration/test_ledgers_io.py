@@ -538,7 +538,7 @@ def test_export_and_db_commands(db, ledger, tmp_path, capsys):
                  "--db", db.cli_url]) == 2
     assert capsys.readouterr().err.startswith("rcjudge: error: --judge 'nope': no judgments")
     assert main(["db", "upgrade", "--db", db.cli_url, "--json"]) == 0
-    assert json.loads(capsys.readouterr().out)["revision"] == "0005"
+    assert json.loads(capsys.readouterr().out)["revision"] == "0006"
 
 
 def test_db_upgrade_creates_the_default_sqlite_file(monkeypatch, tmp_path, capsys):

@@ -125,6 +125,24 @@ def decode_cursor(cursor: str) -> tuple[str, str]:
     raise OutcomeError(f"cursor {cursor!r}: not a cursor of this list")
 
 
+def _paged(conn: Connection, q: Any, key: Any, limit: int,
+           cursor: str | None) -> tuple[list[Any], str | None, str | None]:
+    """A page of ``q`` ordered by ``key`` from ``cursor``, and the next / previous cursors."""
+    direction, at = decode_cursor(cursor) if cursor else ("after", None)
+    if direction == "after":
+        page = q.where(key > at) if at is not None else q
+        rows = conn.execute(page.order_by(key).limit(limit)).all()
+    else:
+        rows = conn.execute(q.where(key < at).order_by(key.desc()).limit(limit)).all()[::-1]
+    if not rows:
+        return [], None, None
+    first, last = rows[0].sequence_uid, rows[-1].sequence_uid
+    earlier = conn.execute(q.where(key < first).limit(1)).first() is not None
+    later = conn.execute(q.where(key > last).limit(1)).first() is not None
+    return (rows, encode_cursor("after", last) if later else None,
+            encode_cursor("before", first) if earlier else None)
+
+
 class OutcomeStore:
     """Datasets, sequences, grants and label versions over one ledger engine."""
 
@@ -323,27 +341,36 @@ class OutcomeStore:
                 q = q.where(t.c[field].in_(values))
         if model_version is not None:
             q = q.where(t.c.model_version == model_version)
-        direction, key = decode_cursor(cursor) if cursor else ("after", None)
-        if direction == "after":
-            page_q = q.where(t.c.sequence_uid > key) if key is not None else q
-            page_q = page_q.order_by(t.c.sequence_uid).limit(limit)
-        else:
-            page_q = q.where(t.c.sequence_uid < key).order_by(
-                t.c.sequence_uid.desc()).limit(limit)
         with self.engine.connect() as conn:
-            rows = conn.execute(page_q).all()
-            if direction == "before":
-                rows.reverse()
-            first = rows[0].sequence_uid if rows else None
-            last = rows[-1].sequence_uid if rows else None
-            earlier = first is not None and conn.execute(
-                q.where(t.c.sequence_uid < first).limit(1)).first() is not None
-            later = last is not None and conn.execute(
-                q.where(t.c.sequence_uid > last).limit(1)).first() is not None
+            rows, nxt, prev = _paged(conn, q, t.c.sequence_uid, limit, cursor)
         editor = self.access(ds, key_id) == "edit"
-        return {"results": [self._reveal(r, editor) for r in rows],
-                "next": encode_cursor("after", last) if later else None,
-                "previous": encode_cursor("before", first) if earlier else None}
+        return {"results": [self._reveal(r, editor) for r in rows], "next": nxt,
+                "previous": prev}
+
+    def list_sequences(self, name: str, *, key_id: str | None = None,
+                       filters: dict[str, Any] | None = None, limit: int = MAX_PAGE,
+                       cursor: str | None = None) -> dict[str, Any]:
+        """One page of the dataset's sequences; with a filter, those whose label matches."""
+        if not 1 <= limit <= MAX_PAGE:
+            raise OutcomeError(f"limit {limit}: must be from 1 to {MAX_PAGE}")
+        ds = self.dataset(name, key_id)
+        s, t = S.sequences, S.sequence_outcomes
+        join = s.outerjoin(t, sa.and_(t.c.dataset_id == s.c.dataset_id,
+                                      t.c.sequence_uid == s.c.sequence_uid,
+                                      t.c.is_current.is_(True)))
+        q = sa.select(s.c.sequence_uid, s.c.bundle_hash, s.c.bundle_uri, s.c.length_s,
+                      t.c.outcome, t.c.version, t.c.evaluation_membership).select_from(
+            join).where(s.c.dataset_id == ds.dataset_id)
+        for field, value in (filters or {}).items():
+            values = parse_filter(field, value)
+            if values:
+                q = q.where(t.c[field].in_(values))
+        with self.engine.connect() as conn:
+            rows, nxt, prev = _paged(conn, q, s.c.sequence_uid, limit, cursor)
+        results = [{"sequence_uid": r.sequence_uid, "bundle_hash": r.bundle_hash,
+                    "length_s": r.length_s, "outcome": r.outcome, "outcome_version": r.version,
+                    "evaluation_membership": r.evaluation_membership} for r in rows]
+        return {"results": results, "next": nxt, "previous": prev}
 
     def current_labels(self, ds: Dataset) -> dict[str, dict[str, Any]]:
         """sequence_uid -> current label row (as revealed to an editor), for exports."""

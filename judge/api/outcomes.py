@@ -19,11 +19,19 @@ from fastapi import Depends, FastAPI, Header, Query, Request
 from fastapi.responses import JSONResponse
 
 from judge.api.errors import ApiError
+from judge.api.protocol import Problem
 from judge.api.service import Caller, JudgeService
 from judge.outcomes.labels import OutcomeLabelError
 from judge.outcomes.store import Forbidden, NotFound, OutcomeError, OutcomeStore
 
 PREFIX = "/api/v1"
+_R = {status: {"model": Problem, "description": what} for status, what in (
+    (400, "A rule of the contract broken (detail names the field and the rule)"),
+    (401, "Missing, malformed, unknown or revoked key"),
+    (403, "The key lacks the right, or may only read the dataset"),
+    (404, "No such dataset (or not readable by the key), sequence or label"),
+    (413, "Body over the size limit"), (415, "Not application/json"),
+    (422, "A query parameter out of range"))}
 Filter = Annotated[str | None, Query(max_length=2000)]
 
 
@@ -77,12 +85,12 @@ def register(app: FastAPI) -> None:
     """Add the dataset, sequence and outcome-label routes to ``app``."""
     tags = ["sequence outcomes"]
 
-    @app.get(f"{PREFIX}/datasets/", tags=tags)
+    @app.get(f"{PREFIX}/datasets/", tags=tags, responses=_R)
     def list_datasets(request: Request, who: Reader) -> list[dict[str, Any]]:
         """Every dataset the key may read."""
         return _call(_store(request, who).list_datasets, who.key_id)
 
-    @app.post(f"{PREFIX}/datasets/", tags=tags, status_code=201)
+    @app.post(f"{PREFIX}/datasets/", tags=tags, status_code=201, responses=_R)
     def create_dataset(request: Request, who: Writer) -> JSONResponse:
         """Create ``{"owner", "slug", "public"}``; the creating key may edit it."""
         doc = request.scope.get("state", {}).get("json")
@@ -101,14 +109,14 @@ def register(app: FastAPI) -> None:
 
     base = f"{PREFIX}/datasets/{{owner}}/{{slug}}"
 
-    @app.get(f"{base}/sequences/{{sequence_uid}}/outcome/", tags=tags)
+    @app.get(f"{base}/sequences/{{sequence_uid}}/outcome/", tags=tags, responses=_R)
     def get_outcome(owner: str, slug: str, sequence_uid: str, request: Request,
                     who: Reader) -> dict[str, Any]:
         """The sequence's current label; 404 when it has none."""
         return _call(_store(request, who).get_label, f"{owner}/{slug}", sequence_uid,
                      key_id=who.key_id)
 
-    @app.put(f"{base}/sequences/{{sequence_uid}}/outcome/", tags=tags)
+    @app.put(f"{base}/sequences/{{sequence_uid}}/outcome/", tags=tags, responses=_R)
     def put_outcome(owner: str, slug: str, sequence_uid: str, request: Request,
                     who: Writer) -> dict[str, Any]:
         """Write a new current label (the whole label; omitted optional fields unset)."""
@@ -116,14 +124,14 @@ def register(app: FastAPI) -> None:
         return _call(_store(request, who).put_label, f"{owner}/{slug}", sequence_uid, doc,
                      key_id=who.key_id)
 
-    @app.get(f"{base}/sequences/{{sequence_uid}}/outcome/history/", tags=tags)
+    @app.get(f"{base}/sequences/{{sequence_uid}}/outcome/history/", tags=tags, responses=_R)
     def outcome_history(owner: str, slug: str, sequence_uid: str, request: Request,
                         who: Reader) -> list[dict[str, Any]]:
         """Every version of the label, newest first (a plain array)."""
         return _call(_store(request, who).history, f"{owner}/{slug}", sequence_uid,
                      key_id=who.key_id)
 
-    @app.get(f"{base}/sequence-outcomes/", tags=tags)
+    @app.get(f"{base}/sequence-outcomes/", tags=tags, responses=_R)
     def list_outcomes(owner: str, slug: str, request: Request, who: Reader,
                       outcome: Filter = None, evaluation_membership: Filter = None,
                       source: Filter = None, autonomy_level: Filter = None,
@@ -136,7 +144,7 @@ def register(app: FastAPI) -> None:
                      model_version=model_version, limit=limit, cursor=cursor)
         return _page(request, page)
 
-    @app.get(f"{base}/sequences/", tags=tags)
+    @app.get(f"{base}/sequences/", tags=tags, responses=_R)
     def list_sequences(owner: str, slug: str, request: Request, who: Reader,
                        outcome: Filter = None, evaluation_membership: Filter = None,
                        cursor: Filter = None,

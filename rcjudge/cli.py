@@ -20,6 +20,7 @@ def build_parser() -> argparse.ArgumentParser:
     from judge.api.cli import register as register_api
     from judge.cli import register as register_judge
     from judge.ledgers.cli import register as register_ledgers
+    from judge.outcomes.cli import register as register_outcomes
     from verdict.cli import register as register_verdict
 
     parser = argparse.ArgumentParser(prog="rcjudge", description=__doc__.splitlines()[0])
@@ -30,6 +31,7 @@ def build_parser() -> argparse.ArgumentParser:
     register_verdict(sub)
     register_ledgers(sub)
     register_api(sub)
+    register_outcomes(sub)
     return parser
 
 

@@ -95,7 +95,7 @@ def test_test_keys_never_touch_live_data(client, service, live_key, test_key, ap
 
 
 def test_every_operation_checks_its_right_before_reading_the_request(client, service):
-    """A key with no right at all gets 403 on all 31 operations (7 of them the sequence-outcome routes) (400/422 never come first)."""
+    """A key with no right at all gets 403 on all 31 operations (400/422 never come first)."""
     key = service.create_key("nobody", "live", [])[0]
     spec = client.get("/openapi.json").json()
     seen = []

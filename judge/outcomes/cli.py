@@ -1,0 +1,230 @@
+"""CLI of the outcome contract: ``rcjudge datasets …`` and ``rcjudge sequence-outcomes …``.
+
+Thin over :class:`judge.outcomes.store.OutcomeStore` on the local ledger database (the
+local operator has every right; API keys get rights with ``datasets grant``). Bad input
+exits 2 with one line naming the field and the rule; nothing is half-written.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from judge.ledgers.cli import DB_HELP
+from judge.outcomes.labels import LEAKAGE_KEYS
+from judge.outcomes.store import OutcomeError
+
+
+def _print(obj: Any, as_json: bool, text: str) -> None:
+    print(json.dumps(obj, indent=2, ensure_ascii=False) if as_json else text)
+
+
+def _store(args: argparse.Namespace):
+    from judge.ledgers.store import Ledger
+    from judge.outcomes.store import OutcomeStore
+
+    ledger = Ledger.open(args.db)
+    return ledger, OutcomeStore(ledger.engine)
+
+
+def recorded_length(uri: str) -> tuple[str, float | None]:
+    """A verified bundle's hash and the length its one MCAP file recorded (None if none)."""
+    from judge.bundle.decode import _open, _reader, _summary
+    from judge.bundle.intake import intake
+
+    bundle = intake(uri)
+    with _open(bundle, bundle.mcap_path) as f:
+        stats = _summary(_reader(f, bundle.mcap_path), bundle.mcap_path).statistics
+    if not stats.message_count:
+        return bundle.bundle_hash, None
+    return bundle.bundle_hash, (stats.message_end_time - stats.message_start_time) / 1e9
+
+
+def _cmd_create(args: argparse.Namespace) -> int:
+    ledger, store = _store(args)
+    with ledger:
+        ds = store.create_dataset(args.dataset, public=args.public)
+    _print({"dataset": ds.name, "public": ds.public}, args.json, f"created {ds.name}")
+    return 0
+
+
+def _cmd_list(args: argparse.Namespace) -> int:
+    ledger, store = _store(args)
+    with ledger:
+        rows = store.list_datasets(args.key)
+    _print(rows, args.json, "\n".join(f"{r['dataset']}  {r['sequences']} sequence(s)  "
+                                      f"{'public' if r['public'] else 'private'}  {r['access']}"
+                                      for r in rows) or "no datasets")
+    return 0
+
+
+def _cmd_add(args: argparse.Namespace) -> int:
+    ledger, store = _store(args)
+    with ledger:
+        store.dataset(args.dataset)  # refused before any bundle is read
+        found = [(uri, *recorded_length(uri)) for uri in args.bundles]  # all verified first
+        out = [{"bundle": uri, "sequence_uid": store.add_sequence(args.dataset, h, uri, n),
+                "length_s": n} for uri, h, n in found]
+    _print(out, args.json, "\n".join(f"{o['sequence_uid']}  {o['bundle']}" for o in out))
+    return 0
+
+
+def _cmd_grant(args: argparse.Namespace) -> int:
+    ledger, store = _store(args)
+    with ledger:
+        store.grant(args.dataset, args.key_id, args.access)
+    _print({"dataset": args.dataset, "key_id": args.key_id, "access": args.access}, args.json,
+           f"{args.key_id} may {args.access} {args.dataset}")
+    return 0
+
+
+def _json_file(path: str | None, flag: str) -> Any:
+    if path is None:
+        return None
+    try:
+        return json.loads(Path(path).read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise OutcomeError(f"{flag} {path}: cannot read: {exc.strerror}") from None
+    except ValueError as exc:
+        raise OutcomeError(f"{flag} {path}: not JSON: {exc}") from None
+
+
+def label_doc(args: argparse.Namespace) -> dict[str, Any]:
+    """The label document of ``sequence-outcomes set``'s flags (only the flags given)."""
+    doc: dict[str, Any] = {"outcome": args.outcome}
+    for name in ("progress", "quality", "speed", "mistake_type", "recovery_type",
+                 "failure_stage", "autonomy_level", "model_version", "evaluation_membership",
+                 "source", "confidence"):
+        if getattr(args, name) is not None:
+            doc[name] = getattr(args, name)
+    for flag, key in (("--subtasks-file", "subtasks"), ("--hand-actions-file", "hand_actions")):
+        value = _json_file(getattr(args, key.replace("-", "_") + "_file"), flag)
+        if value is not None:
+            doc[key] = value
+    if args.leakage_group:
+        groups = {}
+        for item in args.leakage_group:
+            key, sep, gid = item.partition("=")
+            if not sep:
+                raise OutcomeError(f"--leakage-group {item!r}: expected KEY=ID with KEY one of "
+                                   f"{', '.join(LEAKAGE_KEYS)}")
+            groups[key] = gid
+        doc["leakage_groups"] = groups
+    if args.source_metadata is not None:
+        try:
+            doc["source_metadata"] = json.loads(args.source_metadata)
+        except ValueError as exc:
+            raise OutcomeError(f"--source-metadata: not JSON: {exc}") from None
+    return doc
+
+
+def _cmd_set(args: argparse.Namespace) -> int:
+    doc = label_doc(args)
+    ledger, store = _store(args)
+    with ledger:
+        label = store.put_label(f"{args.owner}/{args.slug}", args.sequence_uid, doc,
+                                labeled_by=args.labeled_by)
+    _print(label, args.json, f"{label['sequence_uid']}: version {label['version']} "
+           f"{label['outcome']}")
+    return 0
+
+
+def _cmd_get(args: argparse.Namespace) -> int:
+    ledger, store = _store(args)
+    with ledger:
+        label = store.get_label(f"{args.owner}/{args.slug}", args.sequence_uid)
+    _print(label, True, "")
+    return 0
+
+
+def _cmd_history(args: argparse.Namespace) -> int:
+    ledger, store = _store(args)
+    with ledger:
+        versions = store.history(f"{args.owner}/{args.slug}", args.sequence_uid)
+    _print(versions, args.json, "\n".join(
+        f"v{v['version']}{' (current)' if v['is_current'] else ''}  {v['outcome']}  "
+        f"{v['source']}  {v['labeled_by'] or ''}  {v['created_at']}" for v in versions))
+    return 0
+
+
+def _cmd_list_labels(args: argparse.Namespace) -> int:
+    ledger, store = _store(args)
+    with ledger:
+        page = store.list_labels(f"{args.owner}/{args.slug}", filters={
+            "outcome": args.outcome, "evaluation_membership": args.evaluation_membership,
+            "source": args.source, "autonomy_level": args.autonomy_level},
+            model_version=args.model_version, limit=args.limit, cursor=args.cursor)
+    _print(page, args.json, "\n".join(
+        f"{r['sequence_uid']}  v{r['version']}  {r['outcome']}  {r['source']}"
+        for r in page["results"]) + (f"\nnext: --cursor {page['next']}" if page["next"] else ""))
+    return 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add ``datasets`` and ``sequence-outcomes`` to the ``rcjudge`` parser."""
+    ds = sub.add_parser("datasets", help="datasets of sequences (one run = one sequence)"
+                        ).add_subparsers(dest="datasets_command", required=True,
+                                         metavar="COMMAND")
+
+    def common(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
+        p.add_argument("--db", metavar="URL", help=DB_HELP)
+        p.add_argument("--json", action="store_true")
+        return p
+
+    p = common(ds.add_parser("create", help="create a dataset OWNER/SLUG"))
+    p.add_argument("dataset", metavar="OWNER/SLUG")
+    p.add_argument("--public", action="store_true", help="readable by every API key")
+    p.set_defaults(func=_cmd_create)
+    p = common(ds.add_parser("list", help="datasets and their sequence counts"))
+    p.add_argument("--key", metavar="KEY_ID", help="only those this API key may read")
+    p.set_defaults(func=_cmd_list)
+    p = common(ds.add_parser("add", help="put bundles into a dataset (verified first)"))
+    p.add_argument("dataset", metavar="OWNER/SLUG")
+    p.add_argument("bundles", nargs="+", metavar="BUNDLE")
+    p.set_defaults(func=_cmd_add)
+    p = common(ds.add_parser("grant", help="give an API key read or edit on a dataset"))
+    p.add_argument("dataset", metavar="OWNER/SLUG")
+    p.add_argument("key_id", metavar="KEY_ID")
+    p.add_argument("access", choices=("read", "edit"))
+    p.set_defaults(func=_cmd_grant)
+
+    so = sub.add_parser("sequence-outcomes", help="outcome labels of sequences (versioned)"
+                        ).add_subparsers(dest="so_command", required=True, metavar="COMMAND")
+
+    def target(p: argparse.ArgumentParser, uid: bool = True) -> argparse.ArgumentParser:
+        p.add_argument("owner")
+        p.add_argument("slug")
+        if uid:
+            p.add_argument("sequence_uid")
+        return common(p)
+
+    p = target(so.add_parser("set", help="write a new current label (the whole label)"))
+    p.add_argument("--outcome", required=True)
+    p.add_argument("--progress", type=float)
+    p.add_argument("--quality", type=int)
+    p.add_argument("--speed", type=int)
+    p.add_argument("--subtasks-file", metavar="FILE", help="JSON list of subtasks")
+    p.add_argument("--hand-actions-file", metavar="FILE", help='JSON {"left": [...], '
+                   '"right": [...]}')
+    for name in ("mistake-type", "recovery-type", "failure-stage", "autonomy-level",
+                 "model-version", "evaluation-membership", "source"):
+        p.add_argument(f"--{name}")
+    p.add_argument("--confidence", type=float, help="only with --source model")
+    p.add_argument("--leakage-group", action="append", metavar="KEY=ID",
+                   help=f"repeatable; KEY one of {', '.join(LEAKAGE_KEYS)}")
+    p.add_argument("--source-metadata", metavar="JSON", help="flat JSON object")
+    p.add_argument("--labeled-by", metavar="WHO", help="who writes it (recorded)")
+    p.set_defaults(func=_cmd_set)
+    p = target(so.add_parser("get", help="the current label (JSON)"))
+    p.set_defaults(func=_cmd_get)
+    p = target(so.add_parser("history", help="every version, newest first"))
+    p.set_defaults(func=_cmd_history)
+    p = target(so.add_parser("list", help="current labels of a dataset, paged"), uid=False)
+    for name in ("outcome", "evaluation-membership", "source", "autonomy-level"):
+        p.add_argument(f"--{name}", metavar="V[,V…]")
+    p.add_argument("--model-version")
+    p.add_argument("--limit", type=int, default=100)
+    p.add_argument("--cursor")
+    p.set_defaults(func=_cmd_list_labels)

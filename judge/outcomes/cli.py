@@ -162,6 +162,49 @@ def _cmd_list_labels(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_split(args: argparse.Namespace) -> int:
+    from judge.outcomes.release import split
+
+    ledger, store = _store(args)
+    with ledger:
+        out = split(store, args.dataset, [k for k in args.by.split(",") if k], args.held_out,
+                    args.seed)
+    _print(out, args.json, f"{out['dataset']}: {out['groups']} group(s) by {','.join(out['by'])}"
+           f": {out['held_out_eval']} held_out_eval, {out['train']} train "
+           f"({out['versions_written']} new version(s), {out['unlabelled_skipped']} "
+           "unlabelled skipped)")
+    return 0
+
+
+def _cmd_release(args: argparse.Namespace) -> int:
+    from judge.outcomes.release import release
+
+    ledger, store = _store(args)
+    with ledger:
+        rows = release(store, args.dataset, args.slice)
+    text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
+    if args.out:
+        Path(args.out).write_text(text, encoding="utf-8")
+        print(f"{args.out}: {len(rows)} sequence(s) of the {args.slice} slice")
+    else:
+        print(text, end="")
+    return 0
+
+
+def _cmd_lerobot_export(args: argparse.Namespace) -> int:
+    from judge.outcomes.release import export_sidecar
+
+    if not args.include_outcomes:
+        raise OutcomeError("rcjudge lerobot export writes the outcome sidecar only: pass "
+                           "--include-outcomes")
+    ledger, store = _store(args)
+    with ledger:
+        out = export_sidecar(store, args.dataset, args.dataset_dir, args.repo_id)
+    _print(out, args.json, f"{out['path']}: {out['episodes']} episode(s), {out['labelled']} "
+           f"labelled, {out['without_sequence']} not in {args.dataset}")
+    return 0
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     """Add ``datasets`` and ``sequence-outcomes`` to the ``rcjudge`` parser."""
     ds = sub.add_parser("datasets", help="datasets of sequences (one run = one sequence)"
@@ -221,6 +264,30 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=_cmd_get)
     p = target(so.add_parser("history", help="every version, newest first"))
     p.set_defaults(func=_cmd_history)
+    p = common(sub.add_parser("split", help="train / held_out_eval by leakage group"))
+    p.add_argument("--dataset", required=True, metavar="OWNER/SLUG")
+    p.add_argument("--by", required=True, metavar="KEY[,KEY…]",
+                   help=f"leakage keys: {', '.join(LEAKAGE_KEYS)}")
+    p.add_argument("--held-out", type=float, required=True, metavar="SHARE")
+    p.add_argument("--seed", type=int, default=0)
+    p.set_defaults(func=_cmd_split)
+    p = common(sub.add_parser("release", help="one slice of a dataset as JSONL labels"))
+    p.add_argument("--dataset", required=True, metavar="OWNER/SLUG")
+    p.add_argument("--slice", required=True, choices=("train", "held_out_eval", "recovery"))
+    p.add_argument("--out", metavar="FILE")
+    p.set_defaults(func=_cmd_release)
+    lr = sub.add_parser("lerobot", help="LeRobot datasets out").add_subparsers(
+        dest="lerobot_command", required=True, metavar="COMMAND")
+    p = common(lr.add_parser("export", help="meta/avala_sequence_outcomes.jsonl beside a "
+                             "LeRobot v3.0/v2.1 dataset"))
+    p.add_argument("dataset_dir", metavar="DATASET_DIR")
+    p.add_argument("--include-outcomes", action="store_true")
+    p.add_argument("--dataset", required=True, metavar="OWNER/SLUG",
+                   help="the dataset whose labels to write")
+    p.add_argument("--repo-id", help="the repo id its bundles were imported under (default: "
+                   "info.json's repo_id, else the folder name)")
+    p.set_defaults(func=_cmd_lerobot_export)
+
     p = target(so.add_parser("list", help="current labels of a dataset, paged"), uid=False)
     for name in ("outcome", "evaluation-membership", "source", "autonomy-level"):
         p.add_argument(f"--{name}", metavar="V[,V…]")

@@ -240,3 +240,21 @@ sequence_outcomes = sa.Table(
     sa.UniqueConstraint("dataset_id", "sequence_uid", "version"),
     sa.CheckConstraint("version >= 1", name="version_pos"),
 )
+
+#: Technical validity of each sequence's capture (judge.outcomes.acceptance): the machine
+#: verdict and criteria, and a reviewer's override with who and when. Apart from labels.
+acceptance = sa.Table(
+    "acceptance", metadata,
+    sa.Column("dataset_id", sa.Integer, primary_key=True),
+    sa.Column("sequence_uid", sa.Text, primary_key=True),
+    sa.Column("verdict", sa.Text, nullable=False),  # accept | quarantine | reject
+    sa.Column("criteria", JSON, nullable=False),
+    sa.Column("checked_at", UTCDateTime, nullable=False),
+    sa.Column("review_verdict", sa.Text, nullable=True),
+    sa.Column("reviewed_by", sa.Text, nullable=True),
+    sa.Column("reviewed_at", UTCDateTime, nullable=True),
+    sa.Column("review_note", sa.Text, nullable=True),
+    sa.ForeignKeyConstraint(["dataset_id", "sequence_uid"],
+                            ["sequences.dataset_id", "sequences.sequence_uid"],
+                            name="fk_acceptance_sequence"),
+)

@@ -205,6 +205,52 @@ def _cmd_lerobot_export(args: argparse.Namespace) -> int:
     return 0
 
 
+def _campaign(path: str | None):
+    from judge.config import load_model, load_yaml
+    from judge.outcomes.acceptance import Campaign
+
+    return Campaign() if path is None else load_model(Campaign, load_yaml(path), path)
+
+
+def _cmd_acceptance_check(args: argparse.Namespace) -> int:
+    from judge.outcomes.validity import check_dataset
+
+    campaign = _campaign(args.campaign)
+    ledger, store = _store(args)
+    with ledger:
+        rows = check_dataset(store, args.dataset, campaign)
+    _print(rows, args.json, "\n".join(
+        f"{r['sequence_uid']}  {r['verdict']:<10}  " + "  ".join(
+            f"{k}={v['status']}" + (f"({','.join(v['reasons'])})" if v["reasons"] else "")
+            for k, v in r["criteria"].items()) for r in rows) or "no sequences")
+    return 0
+
+
+def _cmd_acceptance_review(args: argparse.Namespace) -> int:
+    from judge.outcomes.validity import review
+
+    ledger, store = _store(args)
+    with ledger:
+        row = review(store, args.dataset, args.sequence_uid, args.verdict, args.by, args.note)
+    _print(row, args.json, f"{row['sequence_uid']}: {row['machine_verdict']} -> "
+           f"{row['verdict']} by {row['review']['by']} at {row['review']['at']}")
+    return 0
+
+
+def _cmd_acceptance_report(args: argparse.Namespace) -> int:
+    from judge.outcomes.validity import report
+
+    targets = _campaign(args.campaign).targets
+    ledger, store = _store(args)
+    with ledger:
+        out = report(store, args.dataset, targets)
+    lines = [f"{out['dataset']}: {out['checked']} checked, acceptance {out['acceptance_rate']}, "
+             f"reject {out['reject_rate']}, issues {out['issue_rate']}"]
+    lines += [f"ALERT {a['target']}: {a['value']} (limit {a['limit']})" for a in out["alerts"]]
+    _print(out, args.json, "\n".join(lines))
+    return 0
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     """Add ``datasets`` and ``sequence-outcomes`` to the ``rcjudge`` parser."""
     ds = sub.add_parser("datasets", help="datasets of sequences (one run = one sequence)"
@@ -287,6 +333,26 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--repo-id", help="the repo id its bundles were imported under (default: "
                    "info.json's repo_id, else the folder name)")
     p.set_defaults(func=_cmd_lerobot_export)
+
+    acc = sub.add_parser("acceptance", help="technical validity of captures (apart from "
+                         "labels)").add_subparsers(dest="acc_command", required=True,
+                                                  metavar="COMMAND")
+    p = common(acc.add_parser("check", help="machine verdict of every sequence's capture"))
+    p.add_argument("dataset", metavar="OWNER/SLUG")
+    p.add_argument("--campaign", metavar="FILE.yaml", help="what the campaign asks "
+                   "(docs/outcomes.md)")
+    p.set_defaults(func=_cmd_acceptance_check)
+    p = common(acc.add_parser("review", help="a reviewer confirms or changes a verdict"))
+    p.add_argument("dataset", metavar="OWNER/SLUG")
+    p.add_argument("sequence_uid")
+    p.add_argument("--verdict", required=True, choices=("accept", "quarantine", "reject"))
+    p.add_argument("--by", required=True, metavar="WHO")
+    p.add_argument("--note")
+    p.set_defaults(func=_cmd_acceptance_review)
+    p = common(acc.add_parser("report", help="rates and quality-target alerts"))
+    p.add_argument("dataset", metavar="OWNER/SLUG")
+    p.add_argument("--campaign", metavar="FILE.yaml", help="its targets: are checked")
+    p.set_defaults(func=_cmd_acceptance_report)
 
     p = target(so.add_parser("list", help="current labels of a dataset, paged"), uid=False)
     for name in ("outcome", "evaluation-membership", "source", "autonomy-level"):

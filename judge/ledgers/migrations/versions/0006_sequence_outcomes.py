@@ -1,7 +1,8 @@
 """Datasets, sequences, per-key dataset rights and versioned sequence outcome labels.
 
-Tables ``datasets``, ``dataset_grants``, ``sequences`` and ``sequence_outcomes``
-(spec/outcomes.md; ``judge.outcomes``). Independent of every other table: nothing
+Tables ``datasets``, ``dataset_grants``, ``sequences``, ``sequence_outcomes`` and
+``acceptance`` (technical validity, kept apart from labels) (spec/outcomes.md;
+``judge.outcomes``). Independent of every other table: nothing
 earlier is altered. On PostgreSQL the API role of 0005 may read and write them.
 
 Revision ID: 0006
@@ -23,7 +24,7 @@ depends_on = None
 ROLE = "rcjudge_api"
 JSON = sa.JSON().with_variant(JSONB(), "postgresql")
 TIMESTAMP = sa.DateTime(timezone=True)  # UTC; judge.ledgers.schema.TIMESTAMP binds it
-TABLES = ("datasets", "dataset_grants", "sequences", "sequence_outcomes")
+TABLES = ("datasets", "dataset_grants", "sequences", "sequence_outcomes", "acceptance")
 
 
 def upgrade() -> None:
@@ -84,6 +85,22 @@ def upgrade() -> None:
                                 ["sequences.dataset_id", "sequences.sequence_uid"],
                                 name="fk_sequence_outcomes_sequence"),
         sa.CheckConstraint("version >= 1", name="ck_sequence_outcomes_version_pos"),
+    )
+    op.create_table(
+        "acceptance",
+        sa.Column("dataset_id", sa.Integer, nullable=False),
+        sa.Column("sequence_uid", sa.Text, nullable=False),
+        sa.Column("verdict", sa.Text, nullable=False),
+        sa.Column("criteria", JSON, nullable=False),
+        sa.Column("checked_at", TIMESTAMP, nullable=False),
+        sa.Column("review_verdict", sa.Text, nullable=True),
+        sa.Column("reviewed_by", sa.Text, nullable=True),
+        sa.Column("reviewed_at", TIMESTAMP, nullable=True),
+        sa.Column("review_note", sa.Text, nullable=True),
+        sa.PrimaryKeyConstraint("dataset_id", "sequence_uid", name="pk_acceptance"),
+        sa.ForeignKeyConstraint(["dataset_id", "sequence_uid"],
+                                ["sequences.dataset_id", "sequences.sequence_uid"],
+                                name="fk_acceptance_sequence"),
     )
     if op.get_bind().dialect.name == "postgresql":
         op.execute(f"""

@@ -251,6 +251,15 @@ def _cmd_acceptance_report(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_mcp(args: argparse.Namespace) -> int:
+    from judge.outcomes.mcp_tools import build_server
+
+    ledger, store = _store(args)
+    with ledger:
+        build_server(store).run("stdio")
+    return 0
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     """Add ``datasets`` and ``sequence-outcomes`` to the ``rcjudge`` parser."""
     ds = sub.add_parser("datasets", help="datasets of sequences (one run = one sequence)"
@@ -333,6 +342,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--repo-id", help="the repo id its bundles were imported under (default: "
                    "info.json's repo_id, else the folder name)")
     p.set_defaults(func=_cmd_lerobot_export)
+
+    p = sub.add_parser("mcp", help="read-only MCP tools over outcome labels, on stdio")
+    p.add_argument("--db", metavar="URL", help=DB_HELP)
+    p.set_defaults(func=_cmd_mcp)
 
     acc = sub.add_parser("acceptance", help="technical validity of captures (apart from "
                          "labels)").add_subparsers(dest="acc_command", required=True,

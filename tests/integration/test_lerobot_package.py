@@ -11,7 +11,6 @@ import hashlib
 import json
 import os
 import shutil
-from pathlib import Path
 
 import pytest
 

@@ -105,7 +105,7 @@ LEROBOT_OUT    ?= $(LEROBOT_VENV)/dataset
 
 $(LEROBOT_VENV)/.installed:
 	@set -e; rm -rf $(LEROBOT_VENV); $(LEROBOT_PYTHON) -m venv $(LEROBOT_VENV); \
-	$(LEROBOT_PY) -m pip --disable-pip-version-check -q install 'lerobot==0.6.1' \
+	$(LEROBOT_PY) -m pip --disable-pip-version-check -q install 'lerobot[dataset]==0.6.1' \
 	  > $(LEROBOT_VENV)/install.log 2>&1 || { tail -40 $(LEROBOT_VENV)/install.log; exit 1; }; \
 	touch $@
 

@@ -548,6 +548,6 @@ def test_db_upgrade_creates_the_default_sqlite_file(monkeypatch, tmp_path, capsy
     db_file = tmp_path / "data" / "rcjudge.db"
     assert capsys.readouterr().out == f"sqlite:///{db_file}: at revision 0001\n"
     assert main(["db", "upgrade"]) == 0
-    assert capsys.readouterr().out == f"sqlite:///{db_file}: at revision 0005\n"
+    assert capsys.readouterr().out == f"sqlite:///{db_file}: at revision 0006\n"
     with Ledger.open() as led:
         assert led.counts() == {"runs": 0, "judgments": 0, "operator_labels": 0}

@@ -2,7 +2,8 @@
 
 ``rcjudge synth`` (procedural rollouts), ``rcjudge sim`` (physics rollouts on MuJoCo with
 Meta-World's scripted experts: the ``sim`` extra) and ``rcjudge truth-labels`` (operator
-label files from either generator's ``truth.json``).
+label files from either generator's ``truth.json``); ``rcjudge bench call|batch`` (the
+per-call stage table and batch throughput, :mod:`bench.call`).
 """
 
 from __future__ import annotations
@@ -57,8 +58,38 @@ def _cmd_truth_labels(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_bench_call(args: argparse.Namespace) -> int:
+    from bench.call import cmd_call
+
+    return cmd_call(args)
+
+
+def _cmd_bench_batch(args: argparse.Namespace) -> int:
+    from bench.call import cmd_batch
+
+    return cmd_batch(args)
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the bench's subcommands to the `rcjudge` parser."""
+    bench = sub.add_parser("bench", help="measure a judge: per-call stages, batch throughput "
+                           "(docs/performance.md)")
+    bsub = bench.add_subparsers(dest="bench_command", required=True, metavar="WHAT")
+    p = bsub.add_parser("call", help="p50/p90/p99 per stage of single calls beside the "
+                        "spec's targets; CPU/GPU seconds and cost per call")
+    p.add_argument("--judge", required=True, metavar="VERSION", help="judge version")
+    p.add_argument("--bundles", required=True, metavar="DIR", help="folder of bundles")
+    p.add_argument("--repeats", type=int, default=1, help="passes over the folder (default 1)")
+    p.add_argument("--out", metavar="DIR", help="write stages.md and stages.png here")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=_cmd_bench_call)
+    p = bsub.add_parser("batch", help="throughput at saturation and latency at concurrency 1, "
+                        "sequential loop vs Ray")
+    p.add_argument("--judge", required=True, metavar="VERSION", help="judge version")
+    p.add_argument("--bundles", required=True, metavar="DIR", help="folder of bundles")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=_cmd_bench_batch)
+
     p = sub.add_parser("synth", help="write synthetic rollout bundles with ground truth")
     p.add_argument("--n", type=int, default=4, help="number of bundles")
     p.add_argument("--out", required=True, help="output folder")

@@ -72,6 +72,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--judge", default="tiny-vision", help="v1, the version trained from")
+    ap.add_argument("--v2", help="name of the trained version (default JUDGE-qSEED); a name "
+                    "already trained is never overwritten")
     ap.add_argument("--label-fraction", type=float, default=0.7)
     ap.add_argument("--hold-out-task", default="metaworld.pick_place_wall")
     ap.add_argument("--epochs", type=int, default=20)
@@ -84,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
     out = Path(args.out).absolute()
     out.mkdir(parents=True, exist_ok=True)
     log, db = out / "log.txt", f"sqlite:///{out / 'ledger.db'}"
-    v1, v2 = args.judge, f"{args.judge}-q{args.seed}"
+    v1, v2 = args.judge, args.v2 or f"{args.judge}-q{args.seed}"
     times: dict[str, float] = {}
     at = "2026-12-01T00:00:00Z"
     if v1 == "tiny-vision":

@@ -1,12 +1,18 @@
-# GPU worker image: CUDA + vLLM + rcjudge. Not needed for the local path (make demo / make test).
+# GPU worker image: CUDA + vLLM (the base) + rcjudge with the gpu extra.
+# Entry: `rcjudge batch` (docker run … rcjudge-worker SOURCE --judge VERSION --ray-address …);
+# a Ray node of the same image: --entrypoint ray … start --address=HEAD:6379 --block.
 FROM vllm/vllm-openai:v0.11.0
 WORKDIR /opt/rcjudge
 COPY pyproject.toml README.md ./
+COPY rcjudge rcjudge
 COPY judge judge
 COPY models models
 COPY verdict verdict
 COPY bench bench
 COPY configs configs
 RUN pip install --no-cache-dir -e '.[gpu]'
-ENV RCJUDGE_CONFIGS=/opt/rcjudge/configs
-ENTRYPOINT ["rcjudge"]
+ENV RCJUDGE_CONFIGS=/opt/rcjudge/configs \
+    RCJUDGE_MODELS=/models \
+    RAY_AUTH_MODE=disabled
+ENTRYPOINT ["rcjudge", "batch"]
+CMD ["--help"]

@@ -58,9 +58,22 @@ def _cmd_bundle_create(args: argparse.Namespace) -> int:
 
 
 def _cmd_explain(args: argparse.Namespace) -> int:
-    from judge.explain import explain
+    from judge.explain import ExplainError, explain, explain_runs, read_run_ids
 
-    r = explain(args.target, args.judge, args.out, args.db, args.mcap)
+    if args.out_dir:
+        if args.out or args.mcap:
+            raise ExplainError("rcjudge explain: --out-dir writes a page per run; not with "
+                               "--out or --mcap")
+        ids = list(args.target) + (read_run_ids(args.runs) if args.runs else [])
+        rows = explain_runs(list(dict.fromkeys(ids)), args.judge, args.out_dir, args.db)
+        _emit(rows, args.json, lambda d: "\n".join(
+            f"{r['out']}: run {r['run_id']} by {r['judge_version']}" for r in d)
+            + f"\n{len(d)} page(s) in {args.out_dir}")
+        return 0
+    if len(args.target) != 1 or not args.out or args.runs:
+        raise ExplainError("rcjudge explain: give one BUNDLE|RUN_ID and --out FILE.html, or "
+                           "RUN_IDs and/or --runs FILE with --out-dir DIR")
+    r = explain(args.target[0], args.judge, args.out, args.db, args.mcap)
     _emit(r, args.json, lambda d: f"{d['out']}: run {d['run_id']} by {d['judge_version']} "
           f"({d['judgment']}), {d['sampled']} frames a camera, {d['shown']} shown, "
           f"{len(d['contacts'])} contact event(s)")
@@ -164,23 +177,30 @@ def check_report_path(path: str, flag: str = "--report") -> None:
 
 
 def _cmd_batch(args: argparse.Namespace) -> int:
+    from judge.batch.plan import check_overrides, parse_per_model
     from judge.batch.run import check_max_in_flight, run_batch
     from judge.batch.sources import resolve_sources
     from judge.ensemble.version import load_judge_version
     from judge.ledgers.store import Ledger
 
-    check_max_in_flight(args.max_in_flight, "--max-in-flight")
+    if args.max_in_flight is not None:
+        check_max_in_flight(args.max_in_flight, "--max-in-flight")
+    replicas = parse_per_model(args.replicas, "--replicas")
+    batch_size = parse_per_model(args.batch_size, "--batch-size")
     if args.report:
         check_report_path(args.report)
     uris = resolve_sources(args.source)
     version = load_judge_version(args.judge)
+    check_overrides(version, replicas, "--replicas")
+    check_overrides(version, batch_size, "--batch-size")
     with Ledger.open(args.db) as ledger:
         if args.dataset:
             from judge.outcomes.store import OutcomeStore
 
             OutcomeStore(ledger.engine).dataset(args.dataset)  # refused before judging
         summary = run_batch(uris, version, ledger, ray_address=args.ray_address,
-                            max_in_flight=args.max_in_flight, progress=not args.json)
+                            max_in_flight=args.max_in_flight, progress=not args.json,
+                            replicas=replicas, batch_size=batch_size)
         if args.dataset:
             summary_labels = _label_batch(ledger, args.dataset, uris, version.name)
     out = summary.as_dict()
@@ -211,7 +231,9 @@ def format_summary(s: dict) -> str:
              + (" — INTERRUPTED" if s["interrupted"] else ""),
              f"{s['seconds']} s (+{s['startup_s']} s loading models), "
              f"{s['bundles_per_minute']} bundles/min, "
-             f"estimated cost ${s['cost_usd']:.6f}"]
+             f"estimated cost ${s['cost_usd']:.6f}"
+             + "".join(f"; {name} {m['replicas']} replica(s), batches of ≤{m['batch_size']}"
+                       for name, m in s.get("plan", {}).get("models", {}).items())]
     if "dataset" in s:
         d = s["dataset"]
         lines.append(f"dataset {d['name']}: {d['sequences']} sequence(s), "
@@ -466,10 +488,16 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     p = sub.add_parser("explain", help="one HTML page: frames, signals, contacts and every "
                        "model's answers behind a judgment")
-    p.add_argument("target", metavar="BUNDLE|RUN_ID",
-                   help="a bundle (judged now) or a run id (its judgment from the ledger)")
+    p.add_argument("target", nargs="*", metavar="BUNDLE|RUN_ID",
+                   help="a bundle (judged now) or a run id (its judgment from the ledger); "
+                        "with --out-dir, run ids")
     p.add_argument("--judge", default="tiny", help="judge version (name or YAML file)")
-    p.add_argument("--out", required=True, metavar="FILE.html", help="the page to write")
+    p.add_argument("--out", metavar="FILE.html", help="the page to write")
+    p.add_argument("--out-dir", metavar="DIR", help="write one page per run id, "
+                   "DIR/<run_id>.html, from the ledger (the pages the verdict screen's "
+                   "--explain-dir links)")
+    p.add_argument("--runs", metavar="FILE", help="with --out-dir: the run ids of a table's "
+                   "run_id (else episode_id) column, e.g. the evaluation_run export")
     p.add_argument("--db", default=None, help="ledger URL for a RUN_ID (default $RCJUDGE_DB, "
                    "else the embedded SQLite file)")
     p.add_argument("--mcap", metavar="FILE.mcap", help="also write the contact events and "
@@ -488,8 +516,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--judge", required=True, metavar="VERSION", help="judge version")
     p.add_argument("--ray-address", metavar="ADDR", help="join this Ray cluster (default: local)")
     p.add_argument("--db", metavar="URL", help=DB_HELP)
-    p.add_argument("--max-in-flight", type=int, default=8, metavar="N",
-                   help="bundles between submission and ledger write (backpressure)")
+    p.add_argument("--max-in-flight", type=int, metavar="N",
+                   help="bundles between submission and ledger write (backpressure; "
+                   "default max(8, 2 × replicas × batch size))")
+    p.add_argument("--replicas", action="append", metavar="N|NAME=N",
+                   help="replicas of every model (N) or of one (NAME=N, repeatable); default "
+                   "the version's, else what the cluster's GPUs/CPUs allow (docs/batch.md)")
+    p.add_argument("--batch-size", action="append", metavar="N|NAME=N",
+                   help="most requests per engine call, gathered across bundles; default "
+                   "the version's, else 32 on CUDA, 8 on CPU")
     p.add_argument("--report", metavar="FILE", help="also write the summary (with every "
                    "failure and its error) to this JSON file")
     p.add_argument("--dataset", metavar="OWNER/SLUG", help="put the judged runs into this "

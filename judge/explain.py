@@ -13,7 +13,11 @@ from __future__ import annotations
 import base64
 import html
 import io
+import os
+import tempfile
 from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 from PIL import Image
@@ -27,6 +31,10 @@ from judge.ensemble.judgment import Judgment
 from judge.ensemble.prompts import instruction_for, question_indices
 from judge.ensemble.version import JudgeVersion
 from judge.errors import JudgeError
+
+if TYPE_CHECKING:
+    from judge.ledgers.records import Run
+    from judge.ledgers.store import Ledger
 
 
 class ExplainError(JudgeError, ValueError):
@@ -239,9 +247,47 @@ def render(ev: Evidence, judgment: Judgment) -> str:
 
 
 def _is_bundle(target: str) -> bool:
-    from pathlib import Path
-
     return "://" in target or Path(target).exists()
+
+
+def _write_page(page: str, path: Path) -> None:
+    """Write ``page`` to a temporary file beside ``path``, renamed into place when complete."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(page)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes it private; a page is for sharing
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _from_ledger(ledger: Ledger, run_id: str, version: JudgeVersion,
+                 or_bundle: bool = True) -> tuple[Run, Judgment]:
+    """(run, judgment) of ``run_id`` by ``version``; ExplainError naming what is missing."""
+    run = ledger.get_run(run_id)
+    if run is None:
+        what = "neither a bundle path nor a run id" if or_bundle else "not a run id"
+        raise ExplainError(f"{run_id}: {what} in the ledger "
+                           f"{ledger.engine.url.render_as_string(hide_password=True)}")
+    judgment = ledger.get_judgment(run_id, version.name)
+    if judgment is None:
+        by = [v for v in ledger.judge_versions() if ledger.get_judgment(run_id, v) is not None]
+        raise ExplainError(f"run {run_id}: no judgment by judge version {version.name!r} "
+                           f"(judged by: {', '.join(by) or 'none'})")
+    return run, judgment
+
+
+def _summary(ev: Evidence, path: Path, version: JudgeVersion, source: str,
+             mcap: str | None = None) -> dict:
+    return {"out": str(path), "mcap": mcap, "run_id": ev.run_id, "judge_version": version.name,
+            "judgment": source, "bundle_hash": ev.bundle_hash,
+            "sampled": len(ev.targets), "shown": len(ev.shown),
+            "contacts": [c.as_dict() for c in ev.contacts], "bytes": path.stat().st_size}
 
 
 def explain(target: str, judge_version: str, out: str, db: str | None = None,
@@ -255,10 +301,6 @@ def explain(target: str, judge_version: str, out: str, db: str | None = None,
     Raises:
         ExplainError: a run id that is not in the ledger or has no judgment by the version.
     """
-    import os
-    import tempfile
-    from pathlib import Path
-
     from judge.ensemble.version import load_judge_version
 
     version = load_judge_version(judge_version)
@@ -276,32 +318,11 @@ def explain(target: str, judge_version: str, out: str, db: str | None = None,
         from judge.ledgers.store import Ledger
 
         with Ledger.open(db) as ledger:
-            run = ledger.get_run(target)
-            if run is None:
-                raise ExplainError(f"{target}: neither a bundle path nor a run id in the ledger "
-                                   f"{ledger.engine.url.render_as_string(hide_password=True)}")
-            judgment = ledger.get_judgment(target, version.name)
-            if judgment is None:
-                by = [v for v in ledger.judge_versions()
-                      if ledger.get_judgment(target, v) is not None]
-                raise ExplainError(f"run {target}: no judgment by judge version "
-                                   f"{version.name!r} (judged by: {', '.join(by) or 'none'})")
+            run, judgment = _from_ledger(ledger, target, version)
         ev = gather(run.bundle_uri, version, target)
         source = "ledger"
-    page = render(ev, judgment)
     path = Path(out)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(page)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes it private; a page is for sharing
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    _write_page(render(ev, judgment), path)
     if mcap:
         from judge.bundle.write import write_annotations
 
@@ -309,7 +330,61 @@ def explain(target: str, judge_version: str, out: str, db: str | None = None,
         write_annotations(tmp_m, ev.start_ns, ev.contacts, ev.targets, ev.shown,
                           f"rcjudge explain {version.name}")
         os.replace(tmp_m, mcap)
-    return {"out": str(path), "mcap": mcap, "run_id": ev.run_id, "judge_version": version.name,
-            "judgment": source, "bundle_hash": ev.bundle_hash,
-            "sampled": len(ev.targets), "shown": len(ev.shown),
-            "contacts": [c.as_dict() for c in ev.contacts], "bytes": path.stat().st_size}
+    return _summary(ev, path, version, source, mcap)
+
+
+def read_run_ids(path: str) -> list[str]:
+    """The run ids of a table (``.parquet``, ``.csv``, ``.jsonl``): its ``run_id`` column,
+    else ``episode_id`` (the ledger's ``evaluation_run`` export has both), in order, once each.
+    """
+    import pyarrow.csv as pacsv
+    import pyarrow.json as pajson
+    import pyarrow.parquet as pq
+
+    suffix = Path(path).suffix.lower()
+    readers = {".parquet": pq.read_table, ".csv": pacsv.read_csv, ".jsonl": pajson.read_json,
+               ".ndjson": pajson.read_json}
+    if suffix not in readers:
+        raise ExplainError(f"--runs {path}: suffix {suffix!r}; expected .parquet, .csv or "
+                           ".jsonl")
+    if not Path(path).is_file():
+        raise ExplainError(f"--runs {path}: file not found")
+    try:
+        table = readers[suffix](path)
+    except Exception as exc:  # pyarrow raises several types for a bad file
+        raise ExplainError(f"--runs {path}: cannot read: {exc}") from None
+    column = next((c for c in ("run_id", "episode_id") if c in table.column_names), None)
+    if column is None:
+        raise ExplainError(f"--runs {path}: no run_id or episode_id column "
+                           f"(columns: {', '.join(table.column_names)})")
+    return list(dict.fromkeys(str(v) for v in table.column(column).to_pylist()
+                              if v is not None))
+
+
+def explain_runs(run_ids: list[str], judge_version: str, out_dir: str,
+                 db: str | None = None) -> list[dict]:
+    """Write ``out_dir/<rcjudge.pages.page_name(run_id)>`` for each run id, from the ledger.
+
+    These are the pages the verdict screen links (``--explain-dir``). Every run is checked
+    (in the ledger, judged by the version) before any page is written.
+
+    Raises:
+        ExplainError: no run ids, or a run id the ledger lacks or has no judgment of.
+    """
+    from judge.ensemble.version import load_judge_version
+    from judge.ledgers.store import Ledger
+    from rcjudge.pages import page_name
+
+    if not run_ids:
+        raise ExplainError("rcjudge explain --out-dir: no run ids (give RUN_IDs or --runs)")
+    version = load_judge_version(judge_version)
+    with Ledger.open(db) as ledger:
+        found = [(rid, *_from_ledger(ledger, rid, version, or_bundle=False))
+                 for rid in run_ids]
+    out = []
+    for rid, run, judgment in found:
+        ev = gather(run.bundle_uri, version, rid)
+        path = Path(out_dir) / page_name(rid)
+        _write_page(render(ev, judgment), path)
+        out.append(_summary(ev, path, version, "ledger"))
+    return out

@@ -8,6 +8,7 @@ restricted to those tokens — never parsed from generated text.
 
 from __future__ import annotations
 
+import time
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -71,6 +72,15 @@ class Backend(ABC):
     @abstractmethod
     def score(self, requests: Sequence[ScoreRequest]) -> list[np.ndarray]:
         """Probabilities over each request's choices (each sums to 1), in request order."""
+
+    def timed_score(self, requests: Sequence[ScoreRequest]) -> tuple[list[np.ndarray], float]:
+        """:meth:`score` and the seconds this replica computed for it (the call's wall time).
+
+        What a batch charges: each request's share of it (``judge.batch.run``).
+        """
+        t0 = time.perf_counter()
+        out = self.score(requests)
+        return out, time.perf_counter() - t0
 
     def close(self) -> None:  # noqa: B027 - optional hook
         """Release the model (GPU memory, engine processes)."""

@@ -10,12 +10,20 @@
 ``options["when"]`` is a list of ``{"prompt_contains": TEXT, "script": {...}}`` rules: the
 first rule whose text appears in the prompt replaces the script (answers per task).
 ``options["delay_s"]`` sleeps that long per ``score`` call (to test backpressure and
-interruption). Every request received is kept in ``requests`` so tests can inspect prompts.
+interruption). ``options["call_s"] = [a, b]`` is a latency model: a call on n requests
+sleeps ``a + b·n`` seconds and reports exactly that as its compute time
+(:meth:`timed_score`), so cost accounting can be checked to the digit and a simulated
+cluster behaves like engines whose fixed per-call cost batching amortises
+(``bench.scaleout``). Every request received is kept in ``requests`` so tests can inspect
+prompts.
 
 Fault injection: ``options["raise_when"]`` (a text) makes a call whose prompt contains it
 raise :class:`ModelError`; ``options["exit_once"]`` (a file path) makes the first call
 after load end the process (``os._exit``) unless that file exists, creating it first —
-a replica that dies once and, restarted, works.
+a replica that dies once and, restarted, works. ``options["exit_after"] = {"calls": N,
+"marker": PATH}`` does the same on the (N+1)-th call instead of the first: a replica killed
+in the middle of a batch; without ``marker`` the process ends on every call past the N-th,
+restarted or not (a replica lost for good).
 """
 
 from __future__ import annotations
@@ -34,6 +42,7 @@ class FakeBackend(Backend):
 
     def load(self) -> None:
         self.requests: list[ScoreRequest] = []
+        self.calls = 0
         self.loaded = True
 
     def _answer(self, req: ScoreRequest) -> np.ndarray:
@@ -59,12 +68,39 @@ class FakeBackend(Backend):
         out[labels.index(target)] = p if n > 1 else 1.0
         return out
 
-    def score(self, requests: Sequence[ScoreRequest]) -> list[np.ndarray]:
-        time.sleep(float(self.spec.options.get("delay_s", 0.0)))
+    def call_seconds(self, n: int) -> float | None:
+        """``a + b·n`` under ``options["call_s"]``, else None (no latency model)."""
+        model = self.spec.options.get("call_s")
+        return None if model is None else float(model[0]) + float(model[1]) * n
+
+    def timed_score(self, requests: Sequence[ScoreRequest]) -> tuple[list[np.ndarray], float]:
+        modelled = self.call_seconds(len(requests))
+        if modelled is None:
+            return super().timed_score(requests)
+        return self.score(requests), modelled
+
+    def _die_if_scripted(self) -> None:
         marker = self.spec.options.get("exit_once")
-        if marker and not os.path.exists(marker):
-            open(marker, "w").close()
-            os._exit(1)  # the process dies mid-call, as a crashed GPU worker would
+        after = self.spec.options.get("exit_after")
+        if after and self.calls > int(after["calls"]):
+            marker = after.get("marker")
+            if marker is None:  # no marker: every call past the count, after every restart
+                os._exit(1)
+        elif after:
+            marker = None
+        if not marker:
+            return
+        try:  # created atomically: of several replicas of this model, exactly one dies
+            os.close(os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+        except FileExistsError:
+            return
+        os._exit(1)  # the process dies mid-call, as a crashed GPU worker would
+
+    def score(self, requests: Sequence[ScoreRequest]) -> list[np.ndarray]:
+        self.calls += 1
+        time.sleep(float(self.spec.options.get("delay_s", 0.0))
+                   + (self.call_seconds(len(requests)) or 0.0))
+        self._die_if_scripted()
         text = self.spec.options.get("raise_when")
         if text and any(text in r.prompt for r in requests):
             raise ModelError(f"fake: scripted failure on a prompt containing {text!r}")

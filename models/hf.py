@@ -107,6 +107,60 @@ class TransformersBackend(Backend):
             out.append(torch.softmax(sel, dim=0).cpu().numpy())
         return out
 
+    def score_shared_prefix(self, requests: Sequence[ScoreRequest]) -> list[np.ndarray]:
+        """:meth:`score`, reusing the KV cache of the prefix that requests over the same
+        frames share (the images and the question's common start), computed once.
+
+        Requests are grouped by their frames (the same array object, as the judge's
+        questions about one bundle are); a group's common token prefix, which must hold
+        every image token, is run once with the pixels, and each request continues from a
+        copy of its cache with its own suffix. Same answers as :meth:`score` up to float
+        rounding (``bench.prefix`` measures the time; ``tests/integration/test_prefix.py``
+        the agreement).
+        """
+        import copy
+        import inspect
+
+        import torch
+
+        # transformers 5.x renames the forward's past_key_values to cache (the old name warns)
+        params = inspect.signature(self.model.forward).parameters
+        cache_kw = "cache" if "cache" in params else "past_key_values"
+        out: list[np.ndarray | None] = [None] * len(requests)
+        groups: dict[int, list[int]] = {}
+        for k, req in enumerate(requests):
+            groups.setdefault(id(req.frames), []).append(k)
+        for members in groups.values():
+            images = fit_pixels(requests[members[0]].frames, self.spec.max_pixels)
+            encoded = [self.processor(text=[self.prompt_text(len(images), requests[k].prompt)],
+                                      images=[images], return_tensors="pt")
+                       for k in members]
+            ids = [e["input_ids"][0] for e in encoded]
+            n = min(len(i) for i in ids)
+            common = 0
+            while common < n - 1 and all(int(i[common]) == int(ids[0][common]) for i in ids):
+                common += 1
+            first = {k: v.to(self.spec.device) for k, v in encoded[0].items()}
+            prefix = {k: (v[:, :common] if k in ("input_ids", "attention_mask",
+                                                  "token_type_ids", "mm_token_type_ids")
+                          else v) for k, v in first.items()}
+            with torch.inference_mode():
+                cache = self.model(**prefix, use_cache=True).past_key_values
+                for last, (k, e) in enumerate(zip(members, encoded, strict=True),
+                                              1 - len(members)):
+                    suffix = e["input_ids"][:, common:].to(self.spec.device)
+                    extra = {}
+                    if "token_type_ids" in e:
+                        extra["token_type_ids"] = e["token_type_ids"][:, common:].to(
+                            self.spec.device)
+                    extra[cache_kw] = cache if last == 0 else copy.deepcopy(cache)  # last: own
+                    logits = self.model(input_ids=suffix,
+                                        attention_mask=e["attention_mask"].to(self.spec.device),
+                                        use_cache=True, **extra).logits
+                    sel = logits[0, -1, self.token_ids(requests[k].choices)].double()
+                    out[k] = torch.softmax(sel, dim=0).cpu().numpy()
+        return out
+
     def save(self, path: str | Path) -> None:
         """Write the (trained) model and its processor as a checkpoint folder."""
         save_checkpoint(self.model, self.processor, path)

@@ -30,6 +30,10 @@ def _screen_opts(p: argparse.ArgumentParser) -> None:
     p.add_argument("--grade-result", metavar="FILE", default=DEFAULT_GRADE,
                    help=f"grade result file for the self-grading figure (default {DEFAULT_GRADE};"
                         " blank when absent)")
+    p.add_argument("--explain-dir", metavar="DIR",
+                   help="list each task's evaluation_run rows, linked to the explain pages in "
+                        "DIR (written by rcjudge explain --runs FILE --out-dir DIR); needs the "
+                        "tables")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -104,16 +108,34 @@ def _need_tables(args: argparse.Namespace, what: str) -> None:
             "--" + m.replace("_", "-") for m in missing))
 
 
-def _state(args: argparse.Namespace, cards: list[dict] | None, inputs: Any) -> Any:
+def _state(args: argparse.Namespace, cards: list[dict] | None, inputs: Any,
+           html: str | None = None) -> Any:
+    """The screen's state; ``html`` is where the page is written (None: served)."""
+    import os
+
     from verdict.checks import run_checks
+    from verdict.errors import VerdictInputError
     from verdict.reference import Reference
     from verdict.screen.app import ScreenState
+    from verdict.screen.runs import task_runs
 
     report = (run_checks(cards, Reference(inputs)).to_dict()
               if cards is not None and inputs is not None else None)
     title = (inputs.artifact if inputs is not None
              else (cards[0].get("model_artifact", "") if cards else ""))
-    return ScreenState(cards, report, _read_cards(args.previous), args.grade_result, title)
+    runs = None
+    if args.explain_dir:
+        if inputs is None:
+            raise VerdictInputError(f"--explain-dir {args.explain_dir}: needs --evaluation-run, "
+                                    "--task-spec and --dataset-index (the runs are the "
+                                    "evaluation_run rows)")
+        if not Path(args.explain_dir).is_dir():
+            raise VerdictInputError(f"--explain-dir {args.explain_dir}: not a folder")
+        base = ("explain/" if html is None else Path(os.path.relpath(
+            args.explain_dir, Path(html).resolve().parent)).as_posix() + "/")
+        runs = task_runs(inputs, args.explain_dir, base)
+    return ScreenState(cards, report, _read_cards(args.previous), args.grade_result, title,
+                       runs, args.explain_dir)
 
 
 def _cmd_build(args: argparse.Namespace) -> int:
@@ -128,7 +150,8 @@ def _cmd_build(args: argparse.Namespace) -> int:
     if args.out:
         Path(args.out).write_text(text, encoding="utf-8")
     if args.html:
-        Path(args.html).write_text(_state(args, cards, inputs).page(), encoding="utf-8")
+        Path(args.html).write_text(_state(args, cards, inputs, args.html).page(),
+                                   encoding="utf-8")
     if args.json:
         sys.stdout.write(text)
     else:
@@ -193,7 +216,8 @@ def _cmd_screen(args: argparse.Namespace) -> int:
         _need_tables(args, "rcjudge verdict screen")
         inputs = load_inputs(args.evaluation_run, args.task_spec, args.dataset_index,
                              args.artifact)
-    Path(args.html).write_text(_state(args, cards, inputs).page(), encoding="utf-8")
+    Path(args.html).write_text(_state(args, cards, inputs, args.html).page(),
+                               encoding="utf-8")
     print(f"screen written: {args.html}")
     return 0
 

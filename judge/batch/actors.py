@@ -1,15 +1,17 @@
-"""Ray actors: CPU actors prepare bundles, one actor per model holds its engine.
+"""Ray actors: CPU actors prepare bundles, model replicas hold their engines.
 
 The actors wrap the same functions the single call uses (``prepare``, a backend's
 ``score``); they do not change them. Resources come from the judge version:
-a model on CUDA asks for its ``gpu_share`` of a GPU.
+a model on CUDA asks for its ``gpu_share`` of a GPU, so Ray places each replica on a
+node with that much GPU free (``judge.batch.plan`` says how many replicas).
 """
 
 from __future__ import annotations
 
 import traceback
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+import numpy as np
 import ray
 
 from judge.ensemble.judge import Prepared, prepare
@@ -17,6 +19,8 @@ from judge.ensemble.version import JudgeVersion, ModelEntry
 from judge.errors import JudgeError
 from models.base import BackendSpec, ScoreRequest
 from models.registry import create_backend
+
+MAX_RESTARTS = 1  # a model replica whose process dies is restarted this many times
 
 
 @dataclass(frozen=True)
@@ -35,18 +39,26 @@ class PrepareActor:
     def __init__(self, version: JudgeVersion) -> None:
         self.version = version
 
-    def prepare(self, uri: str) -> Prepared | Failure:
+    @ray.method(num_returns=2)
+    def prepare(self, uri: str) -> tuple[Prepared | Failure, np.ndarray | None]:
+        """The prepared bundle without its pixels, and its frames as a second object.
+
+        The frames stay in this node's object store until a model replica reads them; the
+        driver gets only what it needs to ask and vote (``frames`` of the first object is
+        an empty array of the same length: ``(K, 0, 0, 3)``).
+        """
         try:
-            return prepare(uri, self.version)
+            p = prepare(uri, self.version)
         except JudgeError as exc:
-            return Failure(uri, type(exc).__name__, str(exc))
+            return Failure(uri, type(exc).__name__, str(exc)), None
         except Exception as exc:  # a bug, not bad input: keep the traceback in the report
-            return Failure(uri, type(exc).__name__, f"{exc}\n{traceback.format_exc()}")
+            return Failure(uri, type(exc).__name__, f"{exc}\n{traceback.format_exc()}"), None
+        return replace(p, frames=np.zeros((len(p.frames), 0, 0, 3), np.uint8)), p.frames
 
 
 @ray.remote
 class ModelActor:
-    """One loaded model; answers batches of closed questions.
+    """One replica of a model; answers batches of closed questions, from any bundles.
 
     A model that cannot load keeps its error for :meth:`ready` (the driver refuses the
     batch in one line before any work) instead of dying in its constructor.
@@ -64,14 +76,22 @@ class ModelActor:
         """Once the constructor has run: None when the model loaded, else its error."""
         return self.error
 
-    def score(self, requests: list[ScoreRequest]) -> list:
-        return self.backend.score(requests)
+    def score(self, requests: list[ScoreRequest], where: list[int],
+              *frames) -> tuple[list, float]:
+        """The answers, in request order, and the seconds this replica computed them.
+
+        ``requests`` come without their frames: those travel once per bundle, as
+        object-store references Ray resolves before the call (``frames[where[i]]`` are
+        request i's), not pickled again into every request of every call.
+        """
+        full = [replace(r, frames=frames[k]) for r, k in zip(requests, where, strict=True)]
+        return self.backend.timed_score(full)
 
     def close(self) -> None:
         self.backend.close()
 
 
-def model_actor(entry: ModelEntry, cpu_share: float):
+def model_actor(entry: ModelEntry, cpu_share: float, placement: tuple | None = None):
     """A ModelActor with the entry's resources (a GPU share on CUDA, else a CPU share).
 
     The model path is resolved here, in the driver (``{models_dir}`` from the driver's
@@ -80,8 +100,20 @@ def model_actor(entry: ModelEntry, cpu_share: float):
     """
     spec = entry.spec()
     # a replica whose process dies is restarted once; the driver re-sends the calls it lost
-    restart = {"max_restarts": 1}
+    opts: dict = {"max_restarts": MAX_RESTARTS, "num_cpus": cpu_share}
     if entry.device.startswith("cuda"):
-        return ModelActor.options(num_gpus=entry.gpu_share, num_cpus=cpu_share,
-                                  **restart).remote(spec)
-    return ModelActor.options(num_cpus=cpu_share, **restart).remote(spec)
+        opts["num_gpus"] = entry.gpu_share
+    if placement is not None:  # its bundle of the batch's placement group
+        from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
+
+        opts["scheduling_strategy"] = PlacementGroupSchedulingStrategy(
+            placement_group=placement[0], placement_group_bundle_index=placement[1])
+    return ModelActor.options(**opts).remote(spec)
+
+
+def model_resources(entry: ModelEntry, cpu_share: float) -> dict[str, float]:
+    """What one replica of ``entry`` reserves: its CPU share, and its GPU share on CUDA."""
+    out = {"CPU": cpu_share}
+    if entry.device.startswith("cuda") and entry.gpu_share > 0:
+        out["GPU"] = entry.gpu_share
+    return out

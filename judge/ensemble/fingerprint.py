@@ -1,7 +1,8 @@
 """Fingerprints: a judge version names everything that can change an answer, by content.
 
 A version's fingerprint is the sha256 of its *parts*, each itself a sha256 of canonical
-JSON: one part per model (its entry without ``path`` and ``gpu_share``, plus the digest of
+JSON: one part per model (its entry without ``path``, ``gpu_share``, ``replicas`` and
+``batch_size``: where and how many times it runs, not what it answers; plus the digest of
 every file in its checkpoint folder: weights, processor, tokenizer, chat template), the
 prompts, the frames shown (images per question, tiling), the vote (threshold and
 ensemble calibration), the effective sampling settings (the version's own, else
@@ -33,6 +34,8 @@ from judge.ensemble.version import JudgeVersion
 from rcjudge.home import home
 
 _BLOCK = 1 << 20
+# model-entry fields that say where and how a model runs, not what it answers
+RUN_ONLY = {"path", "gpu_share", "replicas", "batch_size"}
 
 
 def _sha(obj: Any) -> str:
@@ -110,7 +113,7 @@ def version_parts(version: JudgeVersion, taxonomy: Taxonomy) -> dict[str, Any]:
     cache = _DigestCache()
     parts: dict[str, Any] = {}
     for m in version.models:
-        entry = m.model_dump(mode="json", exclude={"path", "gpu_share"})
+        entry = m.model_dump(mode="json", exclude=RUN_ONLY)
         entry["device"] = m.device.split(":")[0]  # which card does not change an answer
         entry["files"] = folder_digest(m.checkpoint(), cache) if m.path else None
         parts[f"models.{m.name}"] = entry

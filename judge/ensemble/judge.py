@@ -158,10 +158,19 @@ class Judge:
                        p_failure_class=float(family_p.max() * class_p[j]))
 
     def finish(self, p: Prepared, votes: Sequence[ModelVote],
-               raw: Sequence[Sequence[np.ndarray]], models_s: float) -> Judgment:
-        """Vote and build the Judgment."""
+               raw: Sequence[Sequence[np.ndarray]], models_s: float | None = None,
+               model_s: Sequence[float] | None = None) -> Judgment:
+        """Vote and build the Judgment.
+
+        ``models_s``: wall seconds of the model stage (the single call). ``model_s``: the
+        compute seconds each model's replicas spent on this bundle (a batch: its share of
+        every batched call); given, ``models_s`` is their sum and the cost is theirs
+        (:meth:`cost`).
+        """
         t0 = time.perf_counter()
         result = vote(votes, self.version.vote)
+        if model_s is not None:
+            models_s = float(sum(model_s))
         timings = StageTimings(intake_s=p.intake_s, frames_s=p.frames_s, models_s=models_s,
                                vote_s=time.perf_counter() - t0)
         answers = tuple(
@@ -177,7 +186,8 @@ class Judge:
             else self.taxonomy.counts_against_policy(result.failure_class),
             attempt_confidence=round(result.attempt_confidence, 6),
             success_confidence=round(result.success_confidence, 6),
-            answers=answers, frames=len(p.frames), timings=timings, cost=self.cost(timings),
+            answers=answers, frames=len(p.frames), timings=timings,
+            cost=self.cost(timings, model_s),
             fingerprint=self.fingerprint.digest,
             instruction_sha256=instruction_sha256(p.attribution.task.id, p.instruction))
 
@@ -200,11 +210,27 @@ class Judge:
         votes, raw = self.ask(p)
         return self.finish(p, votes, raw, time.perf_counter() - t0)
 
-    def cost(self, t: StageTimings) -> Cost:
+    def cost(self, t: StageTimings, model_s: Sequence[float] | None = None) -> Cost:
+        """Seconds of each resource and their price (``configs/pricing.yaml``).
+
+        Single call (``model_s`` None): the three models hold their GPU shares for the
+        whole model stage, so ``gpu_s = models_s × Σ gpu_share`` (models on CUDA); on CPU
+        the model stage is CPU seconds. Batch (``model_s`` per model): each model is charged
+        only the compute seconds its replicas spent on this bundle — on CUDA times its
+        ``gpu_share``, on CPU as CPU seconds; time spent queueing costs nothing.
+        """
         price = pricing()
         on_gpu = [m for m in self.version.models if m.device.startswith("cuda")]
-        gpu_s = t.models_s * sum(m.gpu_share for m in on_gpu) if on_gpu else 0.0
-        cpu_s = t.intake_s + t.frames_s + t.vote_s + (0.0 if on_gpu else t.models_s)
+        base = t.intake_s + t.frames_s + t.vote_s
+        if model_s is not None:
+            gpu_s = sum(s * m.gpu_share for m, s in zip(self.version.models, model_s,
+                                                        strict=True)
+                        if m.device.startswith("cuda"))
+            cpu_s = base + sum(s for m, s in zip(self.version.models, model_s, strict=True)
+                               if not m.device.startswith("cuda"))
+        else:
+            gpu_s = t.models_s * sum(m.gpu_share for m in on_gpu) if on_gpu else 0.0
+            cpu_s = base + (0.0 if on_gpu else t.models_s)
         usd = gpu_s * price["gpu_hour_usd"] / 3600 + cpu_s * price["cpu_hour_usd"] / 3600
         return Cost(gpu_s=gpu_s, cpu_s=cpu_s, usd=round(usd, 8))
 

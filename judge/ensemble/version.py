@@ -52,6 +52,12 @@ class ModelEntry(_Cfg):
                         description="cpu, cuda or cuda:N.")
     max_pixels: int = Field(448 * 448, ge=64, description="Pixel cap per image.")
     gpu_share: float = Field(0.0, ge=0, le=1, description="Fraction of one GPU (vLLM, Ray).")
+    replicas: int | None = Field(None, ge=1, description="Copies of this model a batch runs "
+                                 "(Ray places them); unset: what the cluster's resources "
+                                 "allow (judge.batch.plan, docs/batch.md).")
+    batch_size: int | None = Field(None, ge=1, description="Most requests, from any bundles, "
+                                   "one engine call of a batch carries; unset: 32 on CUDA, "
+                                   "8 on CPU.")
     calibration: Calibration = Calibration()
     options: dict = Field(default_factory=dict, description="Backend-specific settings.")
 

@@ -312,3 +312,34 @@ def test_a_model_that_cannot_load_is_one_line_before_any_work(fifty, tmp_path):
     assert ours[0].startswith("rcjudge: error: model 'c' could not load: ModelError: "
                               "model c: cannot load ")
     assert judgments(url, "broken-load") == set()
+
+
+def test_a_local_batch_never_joins_a_cluster_it_was_not_given(fifty, tmp_path):
+    """A Ray head started with `ray start` on the machine (another user's): Ray's default
+    `ray.init()` joins it (and refuses num_cpus); a batch without --ray-address starts its own."""
+    env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
+    env["RAY_AUTH_MODE"] = "disabled"
+    ray_bin = os.path.join(os.path.dirname(sys.executable), "ray")
+    head = subprocess.Popen([ray_bin, "start", "--head", "--block", "--port", "0",
+                             "--num-cpus", "1", "--include-dashboard", "false",
+                             "--disable-usage-stats"], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True, env=env,
+                            start_new_session=True)
+    try:
+        deadline = time.time() + 60
+        while time.time() < deadline and head.poll() is None:
+            if subprocess.run([ray_bin, "status"], capture_output=True, env=env).returncode == 0:
+                break
+            time.sleep(1)
+        assert head.poll() is None, head.stderr.read()[-2000:]
+        url = f"sqlite:///{tmp_path / 'own.db'}"
+        listing = tmp_path / "three.txt"
+        listing.write_text("".join(f"{p}\n" for p in fifty[:3]))
+        proc = subprocess.run(rcjudge("batch", str(listing), "--judge",
+                                      str(version_file(tmp_path)), "--db", url, "--json"),
+                              capture_output=True, text=True, env=env, timeout=300)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        assert judgments(url, "fake-batch") == {p.name for p in fifty[:3]}
+    finally:
+        os.killpg(head.pid, signal.SIGTERM)
+        head.wait(timeout=60)

@@ -139,3 +139,47 @@ def test_annotations_mcap_for_foxglove(bundle, version_file, tmp_path):
     assert sampled[5] == (2_400_000_000, "frame t=2.400s sampled")
     assert {sc for _, sc, _, _ in rows} == {"foxglove.Log"}
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+
+
+def test_out_dir_pages_per_run_and_errors(bundle, version_file, tmp_path, capsys):
+    version = load_judge_version(version_file)
+    p = prepare(bundle, version)
+    db = f"sqlite:///{tmp_path / 'ledger.db'}"
+    with Ledger.open(db) as ledger:
+        ledger.record(Run(run_id=p.run_id, bundle_uri=p.uri, bundle_hash=p.bundle_hash,
+                          attribution=p.attribution, duration_s=p.duration_s,
+                          cycle_sec=p.cycle_sec), Judge(version).judge_prepared(p))
+    pages = tmp_path / "pages"
+    runs = tmp_path / "runs.csv"
+    runs.write_text(f"task_id,episode_id\nt,{p.run_id}\nt,no-such-run\n")
+    # one run id the ledger lacks: refused in one line before any page is written
+    assert main(["explain", "--runs", str(runs), "--judge", version_file, "--db", db,
+                 "--out-dir", str(pages)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(
+        "rcjudge: error: no-such-run: not a run id in the ledger sqlite:")
+    assert not pages.exists()
+    runs.write_text(f"run_id,episode_id\n{p.run_id},ignored\n{p.run_id},ignored\n")
+    assert main(["explain", p.run_id, "--runs", str(runs), "--judge", version_file, "--db", db,
+                 "--out-dir", str(pages), "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert [(r["run_id"], Path(r["out"]).name, r["judgment"]) for r in rows] == [
+        (p.run_id, f"{p.run_id}.html", "ledger")]  # once, though named three times
+    check_page((pages / f"{p.run_id}.html").read_text(encoding="utf-8"),
+               Judge(version).judge(bundle))
+    for argv, msg in [
+            (["--out-dir", str(pages), "--out", "x.html", p.run_id],
+             "--out-dir writes a page per run; not with --out or --mcap"),
+            ([p.run_id], "give one BUNDLE|RUN_ID and --out FILE.html, or RUN_IDs and/or "
+                         "--runs FILE with --out-dir DIR"),
+            (["--out-dir", str(pages)], "rcjudge explain --out-dir: no run ids (give RUN_IDs "
+                                        "or --runs)"),
+            (["--out-dir", str(pages), "--runs", str(tmp_path / "r.txt")],
+             f"--runs {tmp_path / 'r.txt'}: suffix '.txt'; expected .parquet, .csv or .jsonl")]:
+        assert main(["explain", "--judge", version_file, "--db", db, *argv]) == 2
+        assert capsys.readouterr().err.strip().endswith(msg), argv
+    (tmp_path / "cols.csv").write_text("a,b\n1,2\n")
+    assert main(["explain", "--judge", version_file, "--db", db, "--out-dir", str(pages),
+                 "--runs", str(tmp_path / "cols.csv")]) == 2
+    assert capsys.readouterr().err.strip().endswith(
+        "cols.csv: no run_id or episode_id column (columns: a, b)")

@@ -2,7 +2,9 @@
 
 v3.0: two episodes sharing one AV1 mp4 per camera (cut by from/to timestamps) and one data
 Parquet; v2.1: a file per episode, two cameras (refused, or padded). Every frame draws its
-dataset-wide index, so the checks read back which frame each bundle decodes.
+dataset-wide index, so the checks read back which frame each bundle decodes. And two
+datasets written by the lerobot package itself (``tests/fixtures/lerobot/``, made by its
+``make_dataset.py``): all episodes in one file per camera, and a new file per episode.
 """
 
 from __future__ import annotations
@@ -204,3 +206,91 @@ def test_mapping_and_episode_errors(tmp_path, mapping):
     with pytest.raises(LeRobotError, match=r"nowhere/meta/info.json: file not found"):
         import_lerobot(str(tmp_path / "nowhere"), str(tmp_path / "o"), mapping)
     assert not (tmp_path / "o").exists()
+
+
+# --- a dataset written by the lerobot package itself (tests/fixtures/lerobot/make_dataset.py)
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "lerobot"
+REAL_LENGTHS = (24, 18, 30)
+REAL_TASKS = {"Pick up the red cube and place it in the bin.": "tabletop.pick_place.cube_001",
+              "Put the mug on the tray.": "tabletop.pick_place.mug_022"}
+REAL_GREY = {"front": 90, "side": 140, "wrist": 190}
+
+
+def read_index8(img: np.ndarray) -> int:
+    """The dataset-wide index make_dataset.py draws: 8 blocks of 8x8 px along the top."""
+    gray = img[:8, :64].mean(axis=2)
+    return sum(int(gray[2:6, 8 * b + 2:8 * b + 6].mean() > 128) << b for b in range(8))
+
+
+@pytest.mark.parametrize(("name", "files"), [("pick_cube", [0, 0, 0]),  # one shared mp4
+                                             ("pick_cube_split", [0, 1, 2])])  # one each
+def test_dataset_written_by_lerobot_itself(name, files, tmp_path, capsys):
+    """lerobot 0.6.1's own output: default file sizes, and a new file per episode."""
+    fixture = FIXTURES / name
+    info = json.loads((fixture / "meta" / "info.json").read_text())
+    episodes = pq.read_table(fixture / "meta" / "episodes" / "chunk-000" /
+                             "file-000.parquet").to_pylist()
+    for c in REAL_GREY:
+        assert [e[f"videos/observation.images.{c}/file_index"] for e in episodes] == files
+    assert [e["data/file_index"] for e in episodes] == files
+    assert (info["codebase_version"], info["fps"], info["total_episodes"]) == ("v3.0", 10, 3)
+    assert "repo_id" not in info  # lerobot keeps the repo id out of the files: the mapping names it
+    assert info["features"]["observation.images.front"]["info"]["video.codec"] == "av1"
+    mapping = tmp_path / "mapping.yaml"
+    mapping.write_text(yaml.safe_dump({
+        **MAPPING, "repo_id": "rcjudge/pick_cube_tiny", "tasks": REAL_TASKS,
+        "gripper": {"profile": "franka-hand", "width": 6, "width_scale": 0.001}}))
+    out = tmp_path / "bundles"
+    assert main(["import", "lerobot", str(fixture), "--out", str(out), "--mapping",
+                 str(mapping), "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert [(r["episode_index"], Path(r["bundle"]).name, r["task_id"], r["frames"])
+            for r in result] == [
+        (0, "rcjudge_pick_cube_tiny-ep000000", "tabletop.pick_place.cube_001",
+         {"front": 24, "side": 24, "wrist": 24}),
+        (1, "rcjudge_pick_cube_tiny-ep000001", "tabletop.pick_place.cube_001",
+         {"front": 18, "side": 18, "wrist": 18}),
+        (2, "rcjudge_pick_cube_tiny-ep000002", "tabletop.pick_place.mug_022",
+         {"front": 30, "side": 30, "wrist": 30})]
+    assert sorted(p.name for p in out.iterdir()) == [Path(r["bundle"]).name for r in result]
+    first = 0
+    for ep, n in enumerate(REAL_LENGTHS):
+        bundle = intake(str(out / f"rcjudge_pick_cube_tiny-ep{ep:06d}"))
+        attr = bundle.attribution
+        assert attr.task.id == ("tabletop.pick_place.mug_022" if ep == 2
+                                else "tabletop.pick_place.cube_001")
+        assert (attr.env["dataset"], attr.env["episode_index"], attr.env["lerobot_version"]) == (
+            "rcjudge/pick_cube_tiny", ep, "v3.0")
+        assert attr.env["site"] == "lab-1"
+        streams = load_streams(bundle)
+        assert sorted(streams.videos) == ["front", "side", "wrist"]
+        for cam, v in streams.videos.items():  # 10 fps from 0, the episode's own clock
+            assert v.t.tolist() == pytest.approx((np.arange(n) / 10).tolist(), abs=1e-9), cam
+        frames = decode_frames(streams.videos, streams.videos["front"].t)
+        assert frames.cameras == ("front", "side", "wrist")
+        for c, cam in enumerate(frames.cameras):  # the episode's frames, cut from one file
+            assert [read_index8(img) for img in frames.images[c]] == list(range(first, first + n))
+            assert abs(frames.images[c][:, 20:, :].mean() - REAL_GREY[cam]) < 3  # not swapped
+        s = streams.signals
+        assert s.joint_names == ("shoulder_pan", "shoulder_lift", "elbow_flex", "wrist_flex",
+                                 "wrist_roll", "wrist_yaw")  # meta/info.json, less the gripper
+        assert s.t.tolist() == pytest.approx((np.arange(n) / 10).tolist(), abs=1e-6)
+        assert s.position[:, 0].tolist() == pytest.approx(
+            (0.1 * ep + 0.05 * np.arange(n)).tolist(), abs=1e-6)
+        assert s.velocity[:, 0].tolist() == pytest.approx([0.5] * n, abs=1e-4)  # derived
+        assert s.effort.shape == (n, 6) and s.effort.max() == 0.0  # absent: 0
+        assert s.gripper_width.tolist() == pytest.approx(
+            [max(30.0, 80.0 - 2 * k) / 1000 for k in range(n)], abs=1e-7)  # mm x 0.001
+        assert streams.metadata == {"rcjudge.gripper": {"profile": "franka-hand",
+                                                        "effort": "none"}}
+        first += n
+    # the same import again: every bundle folder exists, nothing is overwritten
+    with pytest.raises(LeRobotError, match=r"rcjudge_pick_cube_tiny-ep000000: already exists"):
+        import_lerobot(str(fixture), str(out), str(mapping), episodes="0")
+    # --episodes picks some; the default repo id is the folder's name (info.json has none)
+    del_repo = {**yaml.safe_load(mapping.read_text())}
+    del del_repo["repo_id"]
+    mapping.write_text(yaml.safe_dump(del_repo))
+    got = import_lerobot(str(fixture), str(tmp_path / "two"), str(mapping), episodes="2")
+    assert [(r["episode_index"], Path(r["bundle"]).name) for r in got] == [
+        (2, f"{name}-ep000002")]

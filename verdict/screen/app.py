@@ -9,13 +9,15 @@ read on every request, so a figure appears once the runner has written one.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
-from fastapi import FastAPI
-from fastapi.responses import HTMLResponse, JSONResponse
+from fastapi import FastAPI, HTTPException
+from fastapi.responses import FileResponse, HTMLResponse, JSONResponse
 
 from verdict.grade import read_result
 from verdict.screen.render import render_page
+from verdict.screen.runs import RunLink
 
 
 @dataclass
@@ -27,15 +29,22 @@ class ScreenState:
     previous: list[dict[str, Any]] | None = None
     grade_path: str | None = None
     title: str = ""
+    runs: dict[str, list[RunLink]] | None = None  # task_id -> runs linked to explain pages
+    explain_dir: str | None = None  # served under /explain/
 
     def page(self) -> str:
         """Render the page now (re-reading the grade result file)."""
         return render_page(self.cards, self.report, self.previous,
-                           read_result(self.grade_path), self.grade_path, self.title)
+                           read_result(self.grade_path), self.grade_path, self.title,
+                           self.runs)
 
 
 def create_app(state: ScreenState) -> FastAPI:
-    """A FastAPI app serving ``/`` (the page), ``/api/cards``, ``/api/checks``, ``/healthz``."""
+    """A FastAPI app serving ``/`` (the page), ``/api/cards``, ``/api/checks``, ``/healthz``.
+
+    With ``state.explain_dir``, ``/explain/NAME.html`` serves that folder's explain pages
+    (a plain file name only: no sub-folders, nothing outside it).
+    """
     app = FastAPI(title="rcjudge verdict screen", docs_url=None, redoc_url=None)
 
     @app.get("/", response_class=HTMLResponse)
@@ -49,6 +58,14 @@ def create_app(state: ScreenState) -> FastAPI:
     @app.get("/api/checks")
     def checks() -> JSONResponse:
         return JSONResponse(state.report)
+
+    @app.get("/explain/{name}", response_class=FileResponse)
+    def explain(name: str) -> FileResponse:
+        folder = Path(state.explain_dir) if state.explain_dir else None
+        if (folder is None or not name.endswith(".html") or name.startswith(".")
+                or "/" in name or "\\" in name or not (folder / name).is_file()):
+            raise HTTPException(status_code=404, detail=f"no explain page {name!r}")
+        return FileResponse(folder / name, media_type="text/html; charset=utf-8")
 
     @app.get("/healthz")
     def health() -> dict[str, str]:

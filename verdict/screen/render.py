@@ -17,6 +17,7 @@ from typing import Any
 
 from verdict.checks import CHECKS
 from verdict.model import CAUSES, NOT_TRAINED, VERDICTS
+from verdict.screen.runs import MAX_RUNS, RunLink
 from verdict.screen.style import CSS, SCRIPT
 
 VALUE_FIELDS = ("success_rate", "failure_total", "top_failure_reason", "top_failure_count",
@@ -59,6 +60,25 @@ def _evidence(card: dict[str, Any]) -> str:
             f"<th>value</th></tr></thead><tbody>{rows}</tbody></table>")
 
 
+def _runs(runs: list[RunLink]) -> str:
+    """The task's runs, each linked to its explain page (``verdict.screen.runs``)."""
+    if not runs:
+        return '<p class="na runs">이번 회차 evaluation_run 행이 없습니다.</p>'
+    rows = []
+    for r in runs[:MAX_RUNS]:
+        ok = "" if r.success is None else ("성공" if r.success else "실패")
+        why = _e(r.failure_reason) + (" <small>(정책 책임 아님)</small>" if r.exempt else "")
+        page = (f'<a class="explain" href="{_e(r.href)}">설명 페이지</a>' if r.href
+                else '<span class="na">페이지 없음</span>')
+        rows.append(f'<tr data-run="{_e(r.run_id)}"><td class="task">{_e(r.run_id)}</td>'
+                    f"<td>{ok}</td><td>{why}</td><td>{page}</td></tr>")
+    more = (f'<p class="note">외 {len(runs) - MAX_RUNS}개 행은 줄였습니다.</p>'
+            if len(runs) > MAX_RUNS else "")
+    return ('<table class="runs"><thead><tr><th>episode_id</th><th>success</th>'
+            f'<th>failure_reason</th><th>explain</th></tr></thead><tbody>{"".join(rows)}'
+            f"</tbody></table>{more}")
+
+
 def _card_checks(results: list[dict[str, Any]] | None) -> str:
     if results is None:
         return '<p class="na">이 회차의 입력 표가 없어 검사를 다시 돌리지 않았습니다.</p>'
@@ -69,7 +89,8 @@ def _card_checks(results: list[dict[str, Any]] | None) -> str:
     return f'<ol class="card-checks checks">{items}</ol>'
 
 
-def _row(card: dict[str, Any], results: list[dict[str, Any]] | None) -> str:
+def _row(card: dict[str, Any], results: list[dict[str, Any]] | None,
+         runs: dict[str, list[RunLink]] | None = None) -> str:
     label = card.get("blocked_cause") or card.get("verdict")
     missing = card.get("missing") or {}
     badge = ""
@@ -87,18 +108,21 @@ def _row(card: dict[str, Any], results: list[dict[str, Any]] | None) -> str:
         f'<b class="task">{_e(card.get("task_id"))}</b> '
         f'<span class="sum">{_e(card.get("summary"))}</span>{badge}</summary>'
         f'<div class="body"><h3>근거</h3>{_evidence(card)}'
+        + ("" if runs is None else
+           f'<h3>실행 — evaluation_run 행</h3>{_runs(runs.get(card.get("task_id"), []))}') +
         f'<h3>카드 값</h3><table class="values">{values}</table>'
         f'<p class="hedge">단서: {_e(hedge) if hedge else "없음"}</p>{note}'
         f"<h3>검사 14개</h3>{_card_checks(results)}</div></details>")
 
 
-def _groups(cards: list[dict[str, Any]], checks: dict[str, list] | None) -> str:
+def _groups(cards: list[dict[str, Any]], checks: dict[str, list] | None,
+            runs: dict[str, list[RunLink]] | None = None) -> str:
     out = []
     for verdict in VERDICTS:
         group = [c for c in cards if c.get("verdict") == verdict]
         head = f'<h2>{_e(verdict)} <small>({len(group)})</small></h2>'
         if verdict != NOT_TRAINED:
-            rows = "".join(_row(c, None if checks is None else checks.get(c.get("task_id")))
+            rows = "".join(_row(c, None if checks is None else checks.get(c.get("task_id")), runs)
                            for c in group) or '<p class="na">없음</p>'
             out.append(f'<section class="group" data-verdict="{verdict}">{head}{rows}</section>')
             continue
@@ -107,7 +131,7 @@ def _groups(cards: list[dict[str, Any]], checks: dict[str, list] | None) -> str:
             sub = [c for c in group if c.get("blocked_cause") == cause]
             if cause is None and not sub:
                 continue
-            rows = "".join(_row(c, None if checks is None else checks.get(c.get("task_id")))
+            rows = "".join(_row(c, None if checks is None else checks.get(c.get("task_id")), runs)
                            for c in sub) or '<p class="na">없음</p>'
             title = (f"{cause} — {CAUSE_TEXT[cause]}" if cause
                      else "원인 없음 (blocked_cause 가 비어 있음)")
@@ -161,7 +185,7 @@ def _grade(grade: dict[str, Any] | None, path: str | None) -> str:
 def render_page(cards: list[dict[str, Any]] | None, report: dict[str, Any] | None = None,
                 previous: list[dict[str, Any]] | None = None,
                 grade: dict[str, Any] | None = None, grade_path: str | None = None,
-                title: str = "") -> str:
+                title: str = "", runs: dict[str, list[RunLink]] | None = None) -> str:
     """The whole page.
 
     Args:
@@ -171,10 +195,12 @@ def render_page(cards: list[dict[str, Any]] | None, report: dict[str, Any] | Non
         grade: a grade result (:func:`verdict.grade.read_result`); None leaves it blank.
         grade_path: where ``grade`` was read from (named next to the figure).
         title: e.g. the round's model_artifact.
+        runs: task_id -> its runs linked to their explain pages
+            (:func:`verdict.screen.runs.task_runs`); None shows no runs.
     """
     checks = ({c["task_id"]: c["results"] for c in report["cards"]} if report else None)
     current = cards is not None
-    now = (_groups(cards, checks) if current
+    now = (_groups(cards, checks, runs) if current
            else '<p class="na">이번 회차 평가 기록이 아직 없습니다. 지난 회차를 보세요.</p>')
     last = (_groups(previous, None) if previous is not None
             else '<p class="na">저장된 지난 회차 카드가 없습니다.</p>')

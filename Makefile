@@ -96,6 +96,26 @@ test-vllm: $(VLLM_VENV)/.installed
 	@start=$$(date +%s); $(VLLM_VENV)/bin/pytest -q -m vllm tests/vllm \
 	  && echo "vllm tier: tests took $$(( $$(date +%s) - start )) s"
 
+# LeRobot tier: lerobot 0.6.1 needs Python >= 3.12, so it gets its own environment; it
+# writes a dataset that the main environment's test exports the outcome sidecar beside.
+LEROBOT_PYTHON ?= python3.12
+LEROBOT_VENV   ?= .venv-lerobot
+LEROBOT_PY     := $(LEROBOT_VENV)/bin/python
+LEROBOT_OUT    ?= $(LEROBOT_VENV)/dataset
+
+$(LEROBOT_VENV)/.installed:
+	@set -e; rm -rf $(LEROBOT_VENV); $(LEROBOT_PYTHON) -m venv $(LEROBOT_VENV); \
+	$(LEROBOT_PY) -m pip --disable-pip-version-check -q install 'lerobot[dataset]==0.6.1' \
+	  > $(LEROBOT_VENV)/install.log 2>&1 || { tail -40 $(LEROBOT_VENV)/install.log; exit 1; }; \
+	touch $@
+
+.PHONY: test-lerobot
+test-lerobot: $(LEROBOT_VENV)/.installed $(VENV)/.installed
+	rm -rf $(LEROBOT_OUT)
+	HF_HUB_OFFLINE=1 $(LEROBOT_PY) tests/lerobot/make_dataset.py $(LEROBOT_OUT)
+	RCJUDGE_LEROBOT_DATASET=$(abspath $(LEROBOT_OUT)) $(PY) -m pytest -q -m lerobot \
+	  tests/integration/test_lerobot_package.py
+
 bench: $(VENV)/.installed
 	$(PY) -m bench.frames
 	$(PY) -m bench.intake

@@ -194,14 +194,35 @@ def _cmd_batch(args: argparse.Namespace) -> int:
     check_overrides(version, replicas, "--replicas")
     check_overrides(version, batch_size, "--batch-size")
     with Ledger.open(args.db) as ledger:
+        if args.dataset:
+            from judge.outcomes.store import OutcomeStore
+
+            OutcomeStore(ledger.engine).dataset(args.dataset)  # refused before judging
         summary = run_batch(uris, version, ledger, ray_address=args.ray_address,
                             max_in_flight=args.max_in_flight, progress=not args.json,
                             replicas=replicas, batch_size=batch_size)
+        if args.dataset:
+            summary_labels = _label_batch(ledger, args.dataset, uris, version.name)
+    out = summary.as_dict()
+    if args.dataset:
+        out["dataset"] = summary_labels
     if args.report:
         Path(args.report).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.report).write_text(json.dumps(summary.as_dict(), indent=2) + "\n")
-    _emit(summary.as_dict(), args.json, format_summary)
+        Path(args.report).write_text(json.dumps(out, indent=2) + "\n")
+    _emit(out, args.json, format_summary)
     return 130 if summary.interrupted else 0
+
+
+def _label_batch(ledger, dataset: str, uris: list[str], judge_version: str) -> dict:
+    """The judged bundles of a batch into ``dataset``, each with its model label."""
+    from judge.bundle.manifest import claimed_bundle_hash
+    from judge.outcomes.record import label_judged
+
+    judged = ledger.judged_bundle_hashes(judge_version)
+    hashes = [h for h in (claimed_bundle_hash(u) for u in uris) if h in judged]
+    done = label_judged(ledger, dataset, hashes, judge_version)
+    return {"name": dataset, "sequences": len(done.sequences), "labels_written": done.written,
+            "labels_unchanged": done.unchanged}
 
 
 def format_summary(s: dict) -> str:
@@ -213,6 +234,11 @@ def format_summary(s: dict) -> str:
              f"estimated cost ${s['cost_usd']:.6f}"
              + "".join(f"; {name} {m['replicas']} replica(s), batches of ≤{m['batch_size']}"
                        for name, m in s.get("plan", {}).get("models", {}).items())]
+    if "dataset" in s:
+        d = s["dataset"]
+        lines.append(f"dataset {d['name']}: {d['sequences']} sequence(s), "
+                     f"{d['labels_written']} model label(s) written, "
+                     f"{d['labels_unchanged']} already there")
     lines += [f"  failed {f['uri']}: {f['error']}: {f['message'].splitlines()[0]}"
               for f in s["failures"]]
     return "\n".join(lines)
@@ -501,6 +527,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    "the version's, else 32 on CUDA, 8 on CPU")
     p.add_argument("--report", metavar="FILE", help="also write the summary (with every "
                    "failure and its error) to this JSON file")
+    p.add_argument("--dataset", metavar="OWNER/SLUG", help="put the judged runs into this "
+                   "dataset, each with a source: model outcome label (docs/outcomes.md)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=_cmd_batch)
 

@@ -22,6 +22,7 @@ def build_parser() -> argparse.ArgumentParser:
     from judge.api.cli import register as register_api
     from judge.cli import register as register_judge
     from judge.ledgers.cli import register as register_ledgers
+    from judge.outcomes.cli import register as register_outcomes
     from rcjudge.serve import register as register_serve
     from verdict.cli import register as register_verdict
 
@@ -34,6 +35,7 @@ def build_parser() -> argparse.ArgumentParser:
     register_ledgers(sub)
     register_api(sub)
     register_serve(sub)  # the Judge API, and the verdict screen when given its inputs
+    register_outcomes(sub)
     return parser
 
 

@@ -33,6 +33,8 @@ RIGHTS: dict[str, str] = {
     "attestations:read": "read attestations",
     "webhooks:write": "create, delete, rotate and test webhook endpoints",
     "webhooks:read": "list webhook endpoints and their deliveries",
+    "datasets:read": "read datasets, sequences and outcome labels the key may read",
+    "datasets:write": "create datasets; write outcome labels where the key may edit",
 }
 
 

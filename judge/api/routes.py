@@ -474,6 +474,9 @@ def create_app(service: JudgeService) -> FastAPI:
     def calibration_disagreement(body: CalibrationDisagreementEvent) -> None:
         """Sent when an operator label disagrees with a judgment of the run."""
 
+    from judge.api.outcomes import register as register_outcomes
+
+    register_outcomes(app)
     app.openapi = lambda: openapi(app)
     return app
 

@@ -185,3 +185,80 @@ calibration_set = sa.Table(
     sa.Column("success_disagrees", sa.Boolean),
     sa.Column("class_disagrees", sa.Boolean),
 )
+
+# --- sequence outcomes (migration 0007; judge.outcomes, spec/outcomes.md) ------------
+#: A dataset ``owner/slug`` groups sequences; ``public`` ones are readable by every key.
+datasets = sa.Table(
+    "datasets", metadata,
+    sa.Column("dataset_id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("owner", sa.Text, nullable=False),
+    sa.Column("slug", sa.Text, nullable=False),
+    sa.Column("public", sa.Boolean, nullable=False),
+    sa.Column("created_by", sa.Text, nullable=True),  # API key id; NULL from the CLI
+    sa.Column("created_at", UTCDateTime, nullable=False),
+    sa.UniqueConstraint("owner", "slug"),
+)
+
+#: What an API key may do with a dataset: ``read`` or ``edit`` (edit includes read).
+dataset_grants = sa.Table(
+    "dataset_grants", metadata,
+    sa.Column("dataset_id", sa.Integer, sa.ForeignKey("datasets.dataset_id"),
+              primary_key=True),
+    sa.Column("key_id", sa.Text, primary_key=True),
+    sa.Column("access", sa.Text, nullable=False),
+    sa.CheckConstraint("access IN ('read', 'edit')", name="access_kind"),
+)
+
+#: A sequence is one run (one bundle) in a dataset; its uid is derived from the bundle hash.
+sequences = sa.Table(
+    "sequences", metadata,
+    sa.Column("dataset_id", sa.Integer, sa.ForeignKey("datasets.dataset_id"),
+              primary_key=True),
+    sa.Column("sequence_uid", sa.Text, primary_key=True),
+    sa.Column("bundle_hash", sa.String(64), nullable=False),
+    sa.Column("bundle_uri", sa.Text, nullable=False),
+    sa.Column("length_s", sa.Float, nullable=True),  # known from exactly one MCAP, else NULL
+    sa.Column("added_at", UTCDateTime, nullable=False),
+)
+
+#: Every version of every sequence's outcome label; one ``is_current`` per sequence.
+sequence_outcomes = sa.Table(
+    "sequence_outcomes", metadata,
+    sa.Column("outcome_id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("uid", sa.Text, nullable=False, unique=True),
+    sa.Column("dataset_id", sa.Integer, nullable=False),
+    sa.Column("sequence_uid", sa.Text, nullable=False),
+    sa.Column("version", sa.Integer, nullable=False),
+    sa.Column("is_current", sa.Boolean, nullable=False),
+    sa.Column("outcome", sa.Text, nullable=False),
+    sa.Column("evaluation_membership", sa.Text, nullable=False),
+    sa.Column("source", sa.Text, nullable=False),
+    sa.Column("autonomy_level", sa.Text, nullable=False),
+    sa.Column("model_version", sa.Text, nullable=False),
+    sa.Column("label", JSON, nullable=False),  # the whole stored label (judge.outcomes.labels)
+    sa.Column("labeled_by", sa.Text, nullable=True),
+    sa.Column("created_at", UTCDateTime, nullable=False),
+    sa.ForeignKeyConstraint(["dataset_id", "sequence_uid"],
+                            ["sequences.dataset_id", "sequences.sequence_uid"],
+                            name="fk_sequence_outcomes_sequence"),
+    sa.UniqueConstraint("dataset_id", "sequence_uid", "version"),
+    sa.CheckConstraint("version >= 1", name="version_pos"),
+)
+
+#: Technical validity of each sequence's capture (judge.outcomes.acceptance): the machine
+#: verdict and criteria, and a reviewer's override with who and when. Apart from labels.
+acceptance = sa.Table(
+    "acceptance", metadata,
+    sa.Column("dataset_id", sa.Integer, primary_key=True),
+    sa.Column("sequence_uid", sa.Text, primary_key=True),
+    sa.Column("verdict", sa.Text, nullable=False),  # accept | quarantine | reject
+    sa.Column("criteria", JSON, nullable=False),
+    sa.Column("checked_at", UTCDateTime, nullable=False),
+    sa.Column("review_verdict", sa.Text, nullable=True),
+    sa.Column("reviewed_by", sa.Text, nullable=True),
+    sa.Column("reviewed_at", UTCDateTime, nullable=True),
+    sa.Column("review_note", sa.Text, nullable=True),
+    sa.ForeignKeyConstraint(["dataset_id", "sequence_uid"],
+                            ["sequences.dataset_id", "sequences.sequence_uid"],
+                            name="fk_acceptance_sequence"),
+)

@@ -95,7 +95,7 @@ def test_test_keys_never_touch_live_data(client, service, live_key, test_key, ap
 
 
 def test_every_operation_checks_its_right_before_reading_the_request(client, service):
-    """A key with no right at all gets 403 on all 24 operations (400/422 never come first)."""
+    """A key with no right at all gets 403 on all 31 operations (400/422 never come first)."""
     key = service.create_key("nobody", "live", [])[0]
     spec = client.get("/openapi.json").json()
     seen = []
@@ -108,4 +108,4 @@ def test_every_operation_checks_its_right_before_reading_the_request(client, ser
     allowed = [s for s in seen if s[1] == "/v1/keys/me"]
     assert allowed == [("GET", "/v1/keys/me", 200)]
     assert [s for s in seen if s[1] != "/v1/keys/me" and s[2] != 403] == []
-    assert len(seen) == 25
+    assert len(seen) == 32

@@ -1,0 +1,157 @@
+"""HTTP routes of the sequence-outcome contract (spec/outcomes.md), under ``/api/v1``.
+
+Thin over :class:`judge.outcomes.store.OutcomeStore`, in the same FastAPI app as the
+Judge API. Wire-compatible with the public clients of the contract: the key is accepted
+in ``X-Avala-Api-Key`` as well as ``Authorization: Bearer``; list pages are
+``{"results": [...], "next": URL|null, "previous": URL|null}`` whose URLs carry the
+``cursor`` query parameter; history is a plain JSON array; every error is problem+json
+with a string ``detail``; paths end with ``/`` exactly as in the contract. A key needs
+``datasets:read`` (reads) or ``datasets:write`` (writes) and, per dataset, the access of
+:meth:`OutcomeStore.access` (a dataset it may not read is a 404, one it may only read
+answers a write with 403).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import Depends, FastAPI, Header, Query, Request
+from fastapi.responses import JSONResponse
+
+from judge.api.errors import ApiError
+from judge.api.protocol import Problem
+from judge.api.service import Caller, JudgeService
+from judge.outcomes.labels import OutcomeLabelError
+from judge.outcomes.store import Forbidden, NotFound, OutcomeError, OutcomeStore
+
+PREFIX = "/api/v1"
+_R = {status: {"model": Problem, "description": what} for status, what in (
+    (400, "A rule of the contract broken (detail names the field and the rule)"),
+    (401, "Missing, malformed, unknown or revoked key"),
+    (403, "The key lacks the right, or may only read the dataset"),
+    (404, "No such dataset (or not readable by the key), sequence or label"),
+    (413, "Body over the size limit"), (415, "Not application/json"),
+    (422, "A query parameter out of range"))}
+Filter = Annotated[str | None, Query(max_length=2000)]
+
+
+def _caller(request: Request, authorization: Annotated[str | None, Header()] = None,
+            x_avala_api_key: Annotated[str | None, Header()] = None) -> Caller:
+    service: JudgeService = request.app.state.service
+    if x_avala_api_key and not authorization:
+        authorization = f"Bearer {x_avala_api_key.strip()}"
+    return service.authenticate(authorization)
+
+
+def _reader(request: Request, who: Caller = Depends(_caller)) -> Caller:  # noqa: B008
+    JudgeService.require(who, "datasets:read")
+    return who
+
+
+def _writer(request: Request, who: Caller = Depends(_caller)) -> Caller:  # noqa: B008
+    JudgeService.require(who, "datasets:write")
+    return who
+
+
+Reader = Annotated[Caller, Depends(_reader)]
+Writer = Annotated[Caller, Depends(_writer)]
+
+
+def _store(request: Request, who: Caller) -> OutcomeStore:
+    return OutcomeStore(request.app.state.service.modes[who.mode].engine)
+
+
+def _call(fn, *args: Any, **kwargs: Any) -> Any:
+    """Run a store call; its refusals become problem+json (404, 403, 400)."""
+    try:
+        return fn(*args, **kwargs)
+    except NotFound as exc:
+        raise ApiError(404, str(exc)) from None
+    except Forbidden as exc:
+        raise ApiError(403, str(exc)) from None
+    except (OutcomeLabelError, OutcomeError) as exc:
+        raise ApiError(400, str(exc)) from None
+
+
+def _page(request: Request, page: dict[str, Any]) -> dict[str, Any]:
+    def url(cursor: str | None) -> str | None:
+        return None if cursor is None else str(request.url.include_query_params(cursor=cursor))
+
+    return {"results": page["results"], "next": url(page["next"]),
+            "previous": url(page["previous"])}
+
+
+def register(app: FastAPI) -> None:
+    """Add the dataset, sequence and outcome-label routes to ``app``."""
+    tags = ["sequence outcomes"]
+
+    @app.get(f"{PREFIX}/datasets/", tags=tags, responses=_R)
+    def list_datasets(request: Request, who: Reader) -> list[dict[str, Any]]:
+        """Every dataset the key may read."""
+        return _call(_store(request, who).list_datasets, who.key_id)
+
+    @app.post(f"{PREFIX}/datasets/", tags=tags, status_code=201, responses=_R)
+    def create_dataset(request: Request, who: Writer) -> JSONResponse:
+        """Create ``{"owner", "slug", "public"}``; the creating key may edit it."""
+        doc = request.scope.get("state", {}).get("json")
+        if not isinstance(doc, dict) or not isinstance(doc.get("owner"), str) or \
+                not isinstance(doc.get("slug"), str):
+            raise ApiError(400, "body: expected {\"owner\": str, \"slug\": str, "
+                           "\"public\": bool}")
+        public = doc.get("public", False)
+        if not isinstance(public, bool):
+            raise ApiError(400, f"public: must be true or false (got {public!r})")
+        store = _store(request, who)
+        ds = _call(store.create_dataset, f"{doc['owner']}/{doc['slug']}", public=public,
+                   key_id=who.key_id)
+        return JSONResponse({"dataset": ds.name, "public": ds.public, "access": "edit"},
+                            status_code=201)
+
+    base = f"{PREFIX}/datasets/{{owner}}/{{slug}}"
+
+    @app.get(f"{base}/sequences/{{sequence_uid}}/outcome/", tags=tags, responses=_R)
+    def get_outcome(owner: str, slug: str, sequence_uid: str, request: Request,
+                    who: Reader) -> dict[str, Any]:
+        """The sequence's current label; 404 when it has none."""
+        return _call(_store(request, who).get_label, f"{owner}/{slug}", sequence_uid,
+                     key_id=who.key_id)
+
+    @app.put(f"{base}/sequences/{{sequence_uid}}/outcome/", tags=tags, responses=_R)
+    def put_outcome(owner: str, slug: str, sequence_uid: str, request: Request,
+                    who: Writer) -> dict[str, Any]:
+        """Write a new current label (the whole label; omitted optional fields unset)."""
+        doc = request.scope.get("state", {}).get("json")
+        return _call(_store(request, who).put_label, f"{owner}/{slug}", sequence_uid, doc,
+                     key_id=who.key_id)
+
+    @app.get(f"{base}/sequences/{{sequence_uid}}/outcome/history/", tags=tags, responses=_R)
+    def outcome_history(owner: str, slug: str, sequence_uid: str, request: Request,
+                        who: Reader) -> list[dict[str, Any]]:
+        """Every version of the label, newest first (a plain array)."""
+        return _call(_store(request, who).history, f"{owner}/{slug}", sequence_uid,
+                     key_id=who.key_id)
+
+    @app.get(f"{base}/sequence-outcomes/", tags=tags, responses=_R)
+    def list_outcomes(owner: str, slug: str, request: Request, who: Reader,
+                      outcome: Filter = None, evaluation_membership: Filter = None,
+                      source: Filter = None, autonomy_level: Filter = None,
+                      model_version: Filter = None, cursor: Filter = None,
+                      limit: Annotated[int, Query(ge=1, le=100)] = 100) -> dict[str, Any]:
+        """Current labels of the dataset, by sequence uid, at most 100 a page."""
+        page = _call(_store(request, who).list_labels, f"{owner}/{slug}", key_id=who.key_id,
+                     filters={"outcome": outcome, "evaluation_membership": evaluation_membership,
+                              "source": source, "autonomy_level": autonomy_level},
+                     model_version=model_version, limit=limit, cursor=cursor)
+        return _page(request, page)
+
+    @app.get(f"{base}/sequences/", tags=tags, responses=_R)
+    def list_sequences(owner: str, slug: str, request: Request, who: Reader,
+                       outcome: Filter = None, evaluation_membership: Filter = None,
+                       cursor: Filter = None,
+                       limit: Annotated[int, Query(ge=1, le=100)] = 100) -> dict[str, Any]:
+        """The dataset's sequences, filtered by their current label when a filter is given."""
+        page = _call(_store(request, who).list_sequences, f"{owner}/{slug}",
+                     key_id=who.key_id, filters={"outcome": outcome,
+                                                 "evaluation_membership": evaluation_membership},
+                     limit=limit, cursor=cursor)
+        return _page(request, page)

@@ -19,13 +19,14 @@ from fastapi import Depends, FastAPI, Header, Query, Request
 from fastapi.responses import JSONResponse
 
 from judge.api.errors import ApiError
-from judge.api.protocol import Problem
+from judge.api.protocol import Problem, ValidationProblem
 from judge.api.service import Caller, JudgeService
 from judge.outcomes.labels import OutcomeLabelError
 from judge.outcomes.store import Forbidden, NotFound, OutcomeError, OutcomeStore
 
 PREFIX = "/api/v1"
-_R = {status: {"model": Problem, "description": what} for status, what in (
+_R = {status: {"model": ValidationProblem if status == 422 else Problem, "description": what}
+      for status, what in (
     (400, "A rule of the contract broken (detail names the field and the rule)"),
     (401, "Missing, malformed, unknown or revoked key"),
     (403, "The key lacks the right, or may only read the dataset"),
@@ -81,9 +82,28 @@ def _page(request: Request, page: dict[str, Any]) -> dict[str, Any]:
             "previous": url(page["previous"])}
 
 
+def openapi(app: FastAPI) -> dict[str, Any]:
+    """The sequence-outcome contract's own OpenAPI 3.1 schema: the routes under ``PREFIX``
+    (the Judge API's ``/openapi.json`` keeps its 25 operations)."""
+    if getattr(app.state, "outcomes_openapi", None) is None:
+        from judge.api.routes import build_openapi
+
+        routes = [r for r in app.routes if getattr(r, "path", "").startswith(PREFIX)
+                  and getattr(r, "include_in_schema", False)]
+        app.state.outcomes_openapi = build_openapi(
+            app, routes, "rcjudge sequence outcomes",
+            "Datasets, sequences and versioned outcome labels (docs/outcomes.md).")
+    return app.state.outcomes_openapi
+
+
 def register(app: FastAPI) -> None:
-    """Add the dataset, sequence and outcome-label routes to ``app``."""
+    """Add the dataset, sequence and outcome-label routes to ``app``, and their schema at
+    ``PREFIX/openapi.json``."""
     tags = ["sequence outcomes"]
+
+    @app.get(f"{PREFIX}/openapi.json", include_in_schema=False)
+    def outcomes_schema() -> JSONResponse:
+        return JSONResponse(openapi(app))
 
     @app.get(f"{PREFIX}/datasets/", tags=tags, responses=_R)
     def list_datasets(request: Request, who: Reader) -> list[dict[str, Any]]:

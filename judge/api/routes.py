@@ -482,14 +482,26 @@ def create_app(service: JudgeService) -> FastAPI:
 
 
 def openapi(app: FastAPI) -> dict[str, Any]:
-    """The schema, with FastAPI's default 422 shape replaced by :class:`ValidationProblem`
-    and every problem answered as ``application/problem+json``."""
+    """The Judge API's schema (every route but the sequence-outcome contract's, which has
+    its own: ``judge.api.outcomes.openapi``)."""
     if app.openapi_schema:
         return app.openapi_schema
+    from judge.api.outcomes import PREFIX
+
+    routes = [r for r in app.routes if not getattr(r, "path", "").startswith(PREFIX)]
+    app.openapi_schema = build_openapi(app, routes, app.title, app.description,
+                                       app.webhooks.routes)
+    return app.openapi_schema
+
+
+def build_openapi(app: FastAPI, routes: list, title: str, description: str,
+                  webhooks: list | None = None) -> dict[str, Any]:
+    """OpenAPI 3.1 of ``routes``, with FastAPI's default 422 shape replaced by
+    :class:`ValidationProblem` and every problem answered as ``application/problem+json``."""
     from fastapi.openapi.utils import get_openapi
 
-    spec = get_openapi(title=app.title, version=app.version, openapi_version="3.1.0",
-                       description=app.description, routes=app.routes, webhooks=app.webhooks.routes)
+    spec = get_openapi(title=title, version=app.version, openapi_version="3.1.0",
+                       description=description, routes=routes, webhooks=webhooks or [])
     ref = "#/components/schemas/HTTPValidationError"
     for section in ("paths", "webhooks"):
         for ops in spec.get(section, {}).values():
@@ -506,6 +518,5 @@ def openapi(app: FastAPI) -> dict[str, Any]:
                                             "#/components/schemas/ValidationProblem"):
                         resp["content"] = {PROBLEM: resp["content"]["application/json"]}
     for name in ("HTTPValidationError", "ValidationError"):
-        spec["components"]["schemas"].pop(name, None)
-    app.openapi_schema = spec
+        spec.get("components", {}).get("schemas", {}).pop(name, None)
     return spec

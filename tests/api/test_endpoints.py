@@ -24,7 +24,7 @@ def spec():
 
 def test_schema_counts(spec):
     ops = sorted((m.upper(), p) for p, d in spec["paths"].items() for m in d)
-    assert len(ops) == 32  # 25 Judge API operations + 7 sequence-outcome ones (/api/v1)
+    assert len(ops) == 25  # the sequence-outcome contract's 7 have their own schema (below)
     assert spec["openapi"] == "3.1.0"
     assert sorted(spec["webhooks"]) == ["calibration.disagreement", "coefficients.published",
                                         "judgment.completed", "rejudge.completed"]
@@ -313,3 +313,18 @@ def test_a_422_names_the_parameters_at_fault(client, live_key, api_bundles):
     doc["bundle_uri"] = "/nowhere/at/all"
     r = client.post("/v1/judgments", json=doc, headers=bearer(live_key))
     assert r.status_code == 422 and r.json()["invalid_params"] == []
+
+
+def test_the_sequence_outcome_contract_has_its_own_schema():
+    from judge.api.outcomes import openapi as outcomes_openapi
+    from judge.api.routes import create_app
+
+    class NoService:
+        pass
+
+    app = create_app(NoService())
+    spec = outcomes_openapi(app)
+    ops = sorted((m.upper(), p) for p, d in spec["paths"].items() for m in d)
+    assert spec["openapi"] == "3.1.0" and len(ops) == 7
+    assert all(p.startswith("/api/v1/") for _, p in ops)
+    assert not any(p.startswith("/api/v1/") for p in app.openapi()["paths"])

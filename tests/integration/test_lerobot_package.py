@@ -1,8 +1,9 @@
 """The outcome sidecar beside a dataset written by the `lerobot` package itself.
 
-`make test-lerobot` writes the dataset in its own Python >= 3.12 environment
-(`tests/lerobot/make_dataset.py`: lerobot 0.6.1, three episodes of 10, 12, 8 frames) and
-points ``RCJUDGE_LEROBOT_DATASET`` at it; skipped otherwise.
+The dataset is the committed fixture ``tests/fixtures/lerobot/pick_cube`` (lerobot 0.6.1,
+three episodes; ``tests/fixtures/lerobot/make_dataset.py`` made it). `make test-lerobot`
+writes a fresh one with the lerobot of its own Python >= 3.12 environment and points
+``RCJUDGE_LEROBOT_DATASET`` at it, to re-check against the writer itself.
 """
 
 from __future__ import annotations
@@ -11,20 +12,19 @@ import hashlib
 import json
 import os
 import shutil
-
-import pytest
+from pathlib import Path
 
 from judge.api.protocol import Attribution
 from judge.ledgers import Ledger
 from judge.outcomes.release import SIDECAR_KEYS, export_sidecar
 from judge.outcomes.store import OutcomeStore
 
-pytestmark = pytest.mark.lerobot
+FIXTURE = Path(__file__).parents[1] / "fixtures" / "lerobot" / "pick_cube"
 
 
 def test_sidecar_beside_a_lerobot_written_dataset(tmp_path):
     root = tmp_path / "ds"
-    shutil.copytree(os.environ["RCJUDGE_LEROBOT_DATASET"], root)
+    shutil.copytree(os.environ.get("RCJUDGE_LEROBOT_DATASET") or FIXTURE, root)
     info = json.loads((root / "meta" / "info.json").read_text())
     assert info["codebase_version"].startswith("v3")
     repo = "lab/lerobot_made"

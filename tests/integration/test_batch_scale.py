@@ -32,7 +32,7 @@ def gpu_ray():
     import ray
 
     os.environ["RAY_AUTH_MODE"] = "disabled"
-    ray.init(num_cpus=2, num_gpus=1, include_dashboard=False, log_to_driver=False)
+    ray.init(address="local", num_cpus=2, num_gpus=1, include_dashboard=False, log_to_driver=False)
     yield
     ray.shutdown()
 

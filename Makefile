@@ -12,10 +12,11 @@ $(VENV)/.installed: pyproject.toml
 	$(PIP) install -e .
 	touch $@
 
-# The dev tools and the sim extra (MuJoCo + Meta-World, docs/sim.md): `make test` runs the
-# physics tests too, so CI (CI=true requires them) has them in one install and one run.
+# The dev tools, the sim extra (MuJoCo + Meta-World, docs/sim.md) and the rerun extra
+# (explain --rrd): `make test` runs the physics and .rrd tests too, so CI (CI=true requires
+# them) has them in one install and one run.
 $(VENV)/.installed-dev: $(VENV)/.installed pyproject.toml
-	$(PIP) install -e '.[dev,sim]'
+	$(PIP) install -e '.[dev,sim,rerun]'
 	touch $@
 
 # Where the tiny judge finds its models ({models_dir}: $RCJUDGE_MODELS, else $RCJUDGE_HOME/models,

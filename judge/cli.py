@@ -61,20 +61,22 @@ def _cmd_explain(args: argparse.Namespace) -> int:
     from judge.explain import ExplainError, explain, explain_runs, read_run_ids
 
     if args.out_dir:
-        if args.out or args.mcap:
+        if args.out or args.mcap or args.rrd:
             raise ExplainError("rcjudge explain: --out-dir writes a page per run; not with "
-                               "--out or --mcap")
+                               "--out, --mcap or --rrd")
         ids = list(args.target) + (read_run_ids(args.runs) if args.runs else [])
         rows = explain_runs(list(dict.fromkeys(ids)), args.judge, args.out_dir, args.db)
         _emit(rows, args.json, lambda d: "\n".join(
             f"{r['out']}: run {r['run_id']} by {r['judge_version']}" for r in d)
             + f"\n{len(d)} page(s) in {args.out_dir}")
         return 0
-    if len(args.target) != 1 or not args.out or args.runs:
-        raise ExplainError("rcjudge explain: give one BUNDLE|RUN_ID and --out FILE.html, or "
-                           "RUN_IDs and/or --runs FILE with --out-dir DIR")
-    r = explain(args.target[0], args.judge, args.out, args.db, args.mcap)
-    _emit(r, args.json, lambda d: f"{d['out']}: run {d['run_id']} by {d['judge_version']} "
+    if len(args.target) != 1 or not (args.out or args.rrd) or args.runs:
+        raise ExplainError("rcjudge explain: give one BUNDLE|RUN_ID and --out FILE.html "
+                           "(and/or --rrd FILE.rrd), or RUN_IDs and/or --runs FILE with "
+                           "--out-dir DIR")
+    r = explain(args.target[0], args.judge, args.out, args.db, args.mcap, args.rrd)
+    _emit(r, args.json, lambda d: f"{', '.join(x for x in (d['out'], d['rrd']) if x)}: run "
+          f"{d['run_id']} by {d['judge_version']} "
           f"({d['judgment']}), {d['sampled']} frames a camera, {d['shown']} shown, "
           f"{len(d['contacts'])} contact event(s)")
     return 0
@@ -502,6 +504,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    "else the embedded SQLite file)")
     p.add_argument("--mcap", metavar="FILE.mcap", help="also write the contact events and "
                    "sampled frames as Foxglove annotations (open it beside the bundle's MCAP)")
+    p.add_argument("--rrd", metavar="FILE.rrd", help="also (or instead of --out) write the "
+                   "page's content as a Rerun recording (needs the rerun extra: rerun-sdk)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=_cmd_explain)
 

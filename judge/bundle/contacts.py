@@ -5,8 +5,11 @@ Pure numpy, no I/O. Grippers that report only width and actuator effort go throu
 detectors, both with hysteresis (a high threshold to start an event, a low one to end
 it) so noise near a threshold cannot chatter:
 
-* gripper force: ``grasp`` at onset; at offset ``release`` when the fingers
-  opened, ``slip`` when the force vanished while they did not;
+* gripper force: ``grasp`` at onset; at offset ``release`` when the fingers reopen
+  (within ``fingers.open_window_s``, to ``fingers.open_fraction`` of the width they closed
+  from, and more than ``OPEN_DELTA_M``), ``slip`` when the force vanished while they did
+  not (collapsing toward closed, staying put, or only drifting open as a weak grip lets
+  the object slide out);
 * joint effort: ``impact`` where the effort leaves its median-filtered baseline
   by many robust sigmas (collisions, knocks). A running median follows steps
   (a payload lifted or dropped) without flagging them.
@@ -22,7 +25,8 @@ from numpy.lib.stride_tricks import sliding_window_view
 from judge.bundle.streams import Signals
 from judge.config import ContactConfig, FingerConfig, GripperProfile
 
-OPEN_DELTA_M = 0.002  # finger opening that marks an offset as a release
+OPEN_DELTA_M = 0.002  # a release opens the fingers at least this much past the hold width
+TIME_EPS_S = 1e-9  # bundle clocks are integer ns: a duration read back may be 1e-16 short
 
 
 @dataclass(frozen=True)
@@ -67,14 +71,27 @@ def running_median(x: np.ndarray, window: int) -> np.ndarray:
 
 
 def gripper_events(t: np.ndarray, width: np.ndarray, force: np.ndarray,
-                   cfg: ContactConfig) -> list[ContactEvent]:
-    """Grasp onsets and release/slip offsets from the gripper force."""
+                   cfg: ContactConfig, fingers: FingerConfig | None = None
+                   ) -> list[ContactEvent]:
+    """Grasp onsets and release/slip offsets from the gripper force.
+
+    The force says when; the width says which: an offset is a ``release`` when, over the
+    ``fingers.open_window_s`` from it, the fingers reopen to ``fingers.open_fraction`` of
+    the widest they were between the previous contact's end (or the start) and this
+    onset, and more than ``OPEN_DELTA_M`` past the hold width; else a ``slip``.
+    """
+    fingers = fingers or FingerConfig()
+    n = len(t)
+    rate = (n - 1) / (t[-1] - t[0]) if n > 1 and t[-1] > t[0] else 1.0
+    window = max(1, round(fingers.open_window_s * rate))
     events = []
     state = hysteresis(force, cfg.force_on_n, cfg.force_off_n)
+    since = 0  # where the previous contact ended
     for a, b in segments(state):
-        end = b if b < len(t) else None
-        if (t[b - 1] if end is None else t[b]) - t[a] < cfg.min_contact_s:
-            continue
+        end = b if b < n else None
+        if (t[b - 1] if end is None else t[b]) - t[a] < cfg.min_contact_s - TIME_EPS_S:
+            continue  # a blip: not a contact, and the fingers' pre-close width spans it
+        last, since = since, b
         onset = a
         while onset > 0 and force[onset - 1] > cfg.force_off_n:
             onset -= 1  # walk back to where the force left the noise floor
@@ -83,10 +100,11 @@ def gripper_events(t: np.ndarray, width: np.ndarray, force: np.ndarray,
                                    None if end is None else float(t[end]), peak))
         if end is None:
             continue
+        pre = width[last:onset + 1].max()  # the width the fingers closed from
         before = width[max(a, end - 5):end].mean()
-        after_i = np.searchsorted(t, t[end] + 0.1)
-        after = width[min(after_i, len(t) - 1)]
-        kind = "release" if after - before > OPEN_DELTA_M else "slip"
+        reopened = width[end:end + window].max()
+        kind = ("release" if reopened - before > OPEN_DELTA_M
+                and reopened >= fingers.open_fraction * pre else "slip")
         events.append(ContactEvent(float(t[end]), kind, float(t[onset]), float(t[end]), peak))
     return events
 
@@ -147,7 +165,7 @@ def detect_contacts(signals: Signals, cfg: ContactConfig | None = None,
     cfg = cfg or ContactConfig()
     g_t, g_w, g_f = signals.gripper_t, signals.gripper_width, signals.gripper_force
     if gripper is None or gripper.effort == "contact":
-        events = gripper_events(g_t, g_w, g_f, cfg)
+        events = gripper_events(g_t, g_w, g_f, cfg, fingers)
     else:
         events = finger_events(g_t, g_w, g_f, gripper, fingers, cfg.min_contact_s)
     events += impact_events(signals.t, signals.velocity, signals.effort, cfg)

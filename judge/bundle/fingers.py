@@ -40,7 +40,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from judge.bundle.contacts import ContactEvent, hysteresis, running_median, segments
+from judge.bundle.contacts import (
+    TIME_EPS_S,
+    ContactEvent,
+    hysteresis,
+    running_median,
+    segments,
+)
 from judge.config import FingerConfig, GripperProfile
 
 
@@ -119,7 +125,7 @@ def finger_events(t: np.ndarray, width: np.ndarray, effort: np.ndarray,
         while not dropped and end > stop and abs(w[end - 1] - level) > tol and (
                 (w[end - 1] < w[end]) == (w[leave] > level)):
             end -= 1  # back along the motion that ended the hold, to where it began
-        if t[end] - t[onset] < min_contact_s:
+        if t[end] - t[onset] < min_contact_s - TIME_EPS_S:
             i = leave
             continue
         if w[leave] < level - band:

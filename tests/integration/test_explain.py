@@ -169,9 +169,9 @@ def test_out_dir_pages_per_run_and_errors(bundle, version_file, tmp_path, capsys
                Judge(version).judge(bundle))
     for argv, msg in [
             (["--out-dir", str(pages), "--out", "x.html", p.run_id],
-             "--out-dir writes a page per run; not with --out or --mcap"),
-            ([p.run_id], "give one BUNDLE|RUN_ID and --out FILE.html, or RUN_IDs and/or "
-                         "--runs FILE with --out-dir DIR"),
+             "--out-dir writes a page per run; not with --out, --mcap or --rrd"),
+            ([p.run_id], "give one BUNDLE|RUN_ID and --out FILE.html (and/or --rrd "
+                         "FILE.rrd), or RUN_IDs and/or --runs FILE with --out-dir DIR"),
             (["--out-dir", str(pages)], "rcjudge explain --out-dir: no run ids (give RUN_IDs "
                                         "or --runs)"),
             (["--out-dir", str(pages), "--runs", str(tmp_path / "r.txt")],
@@ -183,3 +183,107 @@ def test_out_dir_pages_per_run_and_errors(bundle, version_file, tmp_path, capsys
                  "--runs", str(tmp_path / "cols.csv")]) == 2
     assert capsys.readouterr().err.strip().endswith(
         "cols.csv: no run_id or episode_id column (columns: a, b)")
+
+
+def _rrd_entities(path) -> dict[str, dict]:
+    """Per entity: rows, the timelines, and each column's values (rerun's own reader);
+    a component batch of one value is unwrapped to that value."""
+    import pyarrow as pa
+    from rerun.chunk import RrdReader
+
+    out: dict[str, dict] = {}
+    for chunk in RrdReader(path).stream().to_chunks():
+        rb = chunk.to_record_batch()
+        e = out.setdefault(chunk.entity_path, {"rows": 0, "static": chunk.is_static,
+                                               "timelines": set(), "cols": {}})
+        e["rows"] += chunk.num_rows
+        e["timelines"] |= set(chunk.timeline_names)
+        for name in rb.schema.names:
+            if name == "rerun.controls.RowId":
+                continue
+            col = rb.column(name)
+            if pa.types.is_duration(col.type) or pa.types.is_timestamp(col.type):
+                col = col.cast(pa.int64())
+            values = col.to_pylist()
+            if pa.types.is_list(col.type) or pa.types.is_large_list(col.type):
+                values = [v[0] if v is not None and len(v) == 1 else v for v in values]
+            e["cols"].setdefault(name, []).extend(values)
+    return out
+
+
+@pytest.mark.rerun
+def test_rrd_recording_read_back(bundle, version_file, tmp_path, capsys):
+    import io
+
+    import numpy as np
+    from PIL import Image
+
+    from judge.bundle.decode import load_streams
+    from judge.bundle.intake import intake
+
+    rrd = tmp_path / "rec" / "explain.rrd"
+    assert main(["explain", bundle, "--judge", version_file, "--rrd", str(rrd), "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert (summary["out"], summary["rrd"], summary["bytes"]) == (None, str(rrd), None)
+    assert [p.name for p in rrd.parent.iterdir()] == ["explain.rrd"]  # no temporary left
+    ents = _rrd_entities(rrd)
+    sig = load_streams(intake(bundle)).signals
+    joints = [f"/joints/effort/{n}" for n in sig.joint_names]
+    assert sorted(ents) == sorted([
+        "/__properties", "/cameras/front", "/cameras/side", "/cameras/top",
+        "/sampling/frames", "/sampling/dense_windows", "/contacts", "/gripper/width_mm",
+        "/gripper/effort", "/judgment/vote", "/judgment/models/m0", "/judgment/models/m1",
+        "/judgment/models/m2", *joints])
+    ms = [round(s * 1e9) for s in SAMPLED]
+    for cam in ("front", "side", "top"):
+        e = ents[f"/cameras/{cam}"]
+        assert e["rows"] == 16 and e["timelines"] == {"bundle_time"}  # no wall clock
+        assert e["cols"]["bundle_time"] == ms  # the decoded frames' own times (on the grid)
+        assert set(e["cols"]["EncodedImage:media_type"]) == {"image/jpeg"}
+        img = Image.open(io.BytesIO(bytes(e["cols"]["EncodedImage:blob"][0])))
+        assert img.size == (96, 64)
+    frames = ents["/sampling/frames"]["cols"]
+    assert frames["bundle_time"] == ms
+    assert frames["TextLog:text"][4] == "frame t=2.300s shown to the models as image 3"
+    assert frames["TextLog:text"][5] == "frame t=2.400s sampled"
+    assert sum("shown to the models" in t for t in frames["TextLog:text"]) == 8
+    contacts = ents["/contacts"]["cols"]
+    assert list(zip(contacts["bundle_time"], contacts["TextLog:text"], contacts["TextLog:level"],
+                    strict=True)) == [
+        (2_530_000_000, "grasp t=2.530s (from 2.530s to 4.330s, peak 21.41)", "INFO"),
+        (4_330_000_000, "slip t=4.330s (from 2.530s to 4.330s, peak 21.41)", "WARN")]
+    windows = ents["/sampling/dense_windows"]["cols"]
+    assert windows["TextLog:text"] == ["dense window 2.130s to 2.930s",
+                                       "dense window 3.930s to 4.730s"]
+    width = ents["/gripper/width_mm"]
+    assert width["rows"] == len(sig.gripper_t)
+    assert np.allclose(width["cols"]["Scalars:scalars"], 1e3 * sig.gripper_width)
+    assert ents["/gripper/effort"]["rows"] == len(sig.gripper_t)
+    for k, j in enumerate(joints):
+        assert ents[j]["rows"] == len(sig.t)
+        assert np.allclose(ents[j]["cols"]["Scalars:scalars"], sig.effort[:, k])
+    judgment = Judge(load_judge_version(version_file)).judge(bundle)
+    vote = ents["/judgment/vote"]
+    assert vote["static"] and vote["cols"]["attempt"] == [True]
+    assert vote["cols"]["success"] == [False] and vote["cols"]["failure_class"] == ["grasp.slip"]
+    assert vote["cols"]["success_confidence"] == pytest.approx([judgment.success_confidence])
+    assert "failure class `grasp.slip`" in vote["cols"]["TextDocument:text"][0]
+    for i, script in enumerate(SCRIPTS):
+        m = ents[f"/judgment/models/m{i}"]["cols"]
+        assert (m["p_attempt"], m["p_success"]) == ([script["attempt"]], [script["success"]])
+        assert m["failure_class"] == [script.get("failure_class", "")]
+        assert f"| {script['attempt']:.3f} |" in m["TextDocument:text"][0]
+
+
+def test_rrd_without_rerun_sdk_names_the_extra(bundle, version_file, tmp_path, capsys,
+                                               monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "rerun", None)  # `import rerun` fails as if not installed
+    out, rrd = tmp_path / "e.html", tmp_path / "e.rrd"
+    assert main(["explain", bundle, "--judge", version_file, "--out", str(out),
+                 "--rrd", str(rrd)]) == 2
+    assert capsys.readouterr().err.strip() == (
+        "rcjudge: error: rcjudge explain --rrd: rerun-sdk is not installed; "
+        "pip install 'rcjudge[rerun]' (rerun-sdk)")
+    assert list(tmp_path.iterdir()) == []  # nothing written, not even the page

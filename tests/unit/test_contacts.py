@@ -67,6 +67,71 @@ def test_short_blip_ignored_and_open_contact_at_end():
     assert [(e.kind, e.t, e.t_end) for e in events] == [("grasp", 0.14, None)]
 
 
+def sim_grip(force: list[float], width_mm: list[float]):
+    """80 Hz like the physics rollouts, on the bundle clock: integer ns read back as seconds."""
+    t = np.array([round(i * 12.5e6) for i in range(len(force))]) / 1e9
+    return t, np.array(width_mm, float) / 1e3, np.array(force, float)
+
+
+# A weak grip (bench.sim's weak_grip, sim-0009-0000): the fingers, squeezed from 100 mm onto
+# a 38 mm puck, are told to hold about where they are; the squeeze fades and the puck drops
+# out while the fingers drift open to 63 mm — never back near the 100 mm they closed from.
+WEAK_F = [0.0] * 4 + [434.2, 848.1, 1115.8, 1069.8, 788.3, 565.5, 370.6, 273.9, 236.2, 242.7,
+                      142.1, 98.1, 50.3, 15.7, 0.7] + [0.0] * 30
+WEAK_W = ([100.3, 99.7, 86.5, 56.7, 49.7, 43.5, 39.3, 38.1, 38.8, 40.7, 42.8, 44.7, 46.0, 46.8,
+           47.6, 48.8, 50.1, 51.4, 52.6] + [53.7 + 0.33 * k for k in range(30)])
+
+
+def test_weak_grip_drop_with_fingers_drifting_open_is_a_slip():
+    # force onset at sample 4 (0.05 s), below 1 N from sample 18 (0.225 s); over the 20
+    # samples (0.25 s) from there the fingers reach 59.6 mm < 90 % of the 100.3 mm they
+    # closed from. (They did open 8 mm, which read as a release before.)
+    t, w, f = sim_grip(WEAK_F, WEAK_W)
+    events = gripper_events(t, w, f, CFG)
+    assert [(e.kind, e.t) for e in events] == [("grasp", 0.05), ("slip", 0.225)]
+
+
+def test_release_needs_the_fingers_back_to_90_percent_within_the_window():
+    # the same hold, then the fingers open from 52.6 mm at 4 mm a sample (0.32 m/s): 92.6 mm
+    # (>= 0.9 x 100.3 = 90.27) at sample 18 + 10, inside the window of samples 18..37
+    opening = [min(100.3, 52.6 + 4.0 * k) for k in range(1, 31)]
+    t, w, f = sim_grip(WEAK_F, WEAK_W[:19] + opening)
+    assert [(e.kind, e.t) for e in gripper_events(t, w, f, CFG)] == [
+        ("grasp", 0.05), ("release", 0.225)]
+    # 2 mm a sample: 90.6 mm at sample 18 + 19, the window's last sample
+    opening = [52.6 + 2.0 * k for k in range(1, 31)]
+    t, w, f = sim_grip(WEAK_F, WEAK_W[:19] + opening)
+    assert [e.kind for e in gripper_events(t, w, f, CFG)] == ["grasp", "release"]
+    # 1.9 mm a sample: 90.6 mm only at sample 18 + 20, one past the window: a slip
+    opening = [52.6 + 1.9 * k for k in range(1, 31)]
+    t, w, f = sim_grip(WEAK_F, WEAK_W[:19] + opening)
+    assert [e.kind for e in gripper_events(t, w, f, CFG)] == ["grasp", "slip"]
+
+
+def test_pre_close_width_is_the_widest_since_the_last_contact():
+    # closed from 100 mm onto 40 mm, the fingers open only to 60 mm (< 90 mm): a slip by
+    # the rule (as the physics labels read it). The second close starts from those 60 mm:
+    # opening back to 60 mm (>= 0.9 x 60) after it is a release
+    force = [0.0] * 5 + [50.0] * 10 + [0.0] * 15 + [50.0] * 10 + [0.0] * 25
+    width = ([100.0] * 5 + [40.0] * 10 + [60.0] * 15 + [40.0] * 10 + [60.0] * 25)
+    t, w, f = sim_grip(force, width)
+    assert [(e.kind, e.t) for e in gripper_events(t, w, f, CFG)] == [
+        ("grasp", 0.0625), ("slip", 0.1875), ("grasp", 0.375), ("release", 0.5)]
+
+
+def test_contact_of_exactly_min_contact_s_on_the_bundle_clock_counts():
+    # the glancing re-contact of sim-0003-0017: above 1 N for 4 samples at 80 Hz, 0.65 to
+    # 0.70 s = 0.05 s, which the ns clock reads back as 0.04999999999999993
+    force = [0.0] * 52 + [89.7, 95.2, 85.7, 15.8] + [0.0] * 10
+    t, w, f = sim_grip(force, [35.0] * 52 + [33.0, 30.5, 28.8, 28.5] + [29.7] * 10)
+    assert t[56] - t[52] < 0.05
+    assert [(e.kind, e.t) for e in gripper_events(t, w, f, CFG)] == [
+        ("grasp", 0.65), ("slip", 0.7)]
+    # one sample shorter (0.0375 s) is still a blip
+    t, w, f = sim_grip(force[:55] + [0.0] * 11, [35.0] * 66)
+    assert gripper_events(t, w, f, CFG) == []
+
+
 def test_impact_found_at_peak_and_payload_step_ignored():
     rng = np.random.default_rng(0)
     t = np.arange(600) / 100.0

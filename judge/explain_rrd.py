@@ -26,13 +26,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from PIL import Image
 
+from judge.bundle.write import ALERT_KINDS, contact_text
 from judge.ensemble.judgment import Judgment
 
 if TYPE_CHECKING:
     from judge.explain import Evidence
 
 TIMELINE = "bundle_time"
-ALERT = frozenset({"slip", "miss", "impact"})
 EXTRA_HINT = "pip install 'rcjudge[rerun]' (rerun-sdk)"
 
 
@@ -52,12 +52,6 @@ def _jpeg(img: np.ndarray) -> bytes:
     buf = io.BytesIO()
     Image.fromarray(img).save(buf, format="JPEG", quality=90)
     return buf.getvalue()
-
-
-def contact_text(c: Any) -> str:
-    """The line a contact event is logged as (the same as the MCAP annotation's)."""
-    end = "open" if c.t_end is None else f"{c.t_end:.3f}s"
-    return f"{c.kind} t={c.t:.3f}s (from {c.t_start:.3f}s to {end}, peak {c.peak:.2f})"
 
 
 def _vote_doc(ev: Evidence, j: Judgment) -> str:
@@ -117,7 +111,7 @@ def record(ev: Evidence, judgment: Judgment, rec: Any) -> None:
                                                      level=rr.TextLogLevel.DEBUG))
     for c in ev.contacts:
         rec.set_time(TIMELINE, duration=c.t)
-        level = rr.TextLogLevel.WARN if c.kind in ALERT else rr.TextLogLevel.INFO
+        level = rr.TextLogLevel.WARN if c.kind in ALERT_KINDS else rr.TextLogLevel.INFO
         rec.log("contacts", rr.TextLog(contact_text(c), level=level))
     j = judgment
     rec.log("judgment/vote", rr.TextDocument(_vote_doc(ev, j), media_type=rr.MediaType.MARKDOWN),

@@ -113,6 +113,16 @@ def _summary(reader, path: str) -> Summary:
     return summary
 
 
+def recorded_span_s(bundle: VerifiedBundle) -> float | None:
+    """Seconds from the first to the last message of the bundle's MCAP, read from its
+    summary alone (nothing decoded); None when it recorded no message."""
+    with _open(bundle, bundle.mcap_path) as f:
+        stats = _summary(_reader(f, bundle.mcap_path), bundle.mcap_path).statistics
+    if not stats.message_count:
+        return None
+    return (stats.message_end_time - stats.message_start_time) / 1e9
+
+
 def load_streams(bundle: VerifiedBundle, required_cameras: int = REQUIRED_CAMERAS) -> Streams:
     """Read channels, camera access units and signals of a verified bundle, in one pass."""
     path = bundle.mcap_path

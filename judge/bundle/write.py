@@ -94,6 +94,16 @@ CONTACTS_TOPIC = "/rcjudge/contacts"
 SAMPLED_TOPIC = "/rcjudge/sampled"
 
 
+#: Contact kinds logged as warnings (in the annotations and the Rerun recording).
+ALERT_KINDS = frozenset({"slip", "miss", "impact"})
+
+
+def contact_text(c) -> str:
+    """The line a contact event is logged as (``"grasp t=2.530s (from … to …, peak …)"``)."""
+    end = "open" if c.t_end is None else f"{c.t_end:.3f}s"
+    return f"{c.kind} t={c.t:.3f}s (from {c.t_start:.3f}s to {end}, peak {c.peak:.2f})"
+
+
 def write_annotations(path: str | Path, start_ns: int, contacts: list,
                       targets: np.ndarray, shown: np.ndarray, name: str = "rcjudge") -> None:
     """An MCAP of ``foxglove.Log`` annotations on the bundle's clock, to open beside it.
@@ -103,15 +113,12 @@ def write_annotations(path: str | Path, start_ns: int, contacts: list,
     timestamp, saying whether the questions showed it. Foxglove merges several files
     opened together by time, so the events line up with the cameras and signals.
     """
-    alert = {"slip", "miss", "impact"}
     rows: list[tuple[int, str, Log]] = []
     for c in contacts:
         ns = start_ns + round(c.t * 1e9)
-        end = "open" if c.t_end is None else f"{c.t_end:.3f}s"
         rows.append((ns, CONTACTS_TOPIC, Log(
-            timestamp=_ts(ns), level=Log.WARNING if c.kind in alert else Log.INFO, name=name,
-            message=f"{c.kind} t={c.t:.3f}s (from {c.t_start:.3f}s to {end}, "
-                    f"peak {c.peak:.2f})")))
+            timestamp=_ts(ns), level=Log.WARNING if c.kind in ALERT_KINDS else Log.INFO,
+            name=name, message=contact_text(c))))
     shown_set = {int(i) for i in shown}
     order = {int(i): k + 1 for k, i in enumerate(shown)}
     for i, t in enumerate(targets):

@@ -31,15 +31,11 @@ def _store(args: argparse.Namespace):
 
 def recorded_length(uri: str) -> tuple[str, float | None]:
     """A verified bundle's hash and the length its one MCAP file recorded (None if none)."""
-    from judge.bundle.decode import _open, _reader, _summary
+    from judge.bundle.decode import recorded_span_s
     from judge.bundle.intake import intake
 
     bundle = intake(uri)
-    with _open(bundle, bundle.mcap_path) as f:
-        stats = _summary(_reader(f, bundle.mcap_path), bundle.mcap_path).statistics
-    if not stats.message_count:
-        return bundle.bundle_hash, None
-    return bundle.bundle_hash, (stats.message_end_time - stats.message_start_time) / 1e9
+    return bundle.bundle_hash, recorded_span_s(bundle)
 
 
 def _cmd_create(args: argparse.Namespace) -> int:

@@ -100,12 +100,16 @@ test-vllm: $(VLLM_VENV)/.installed
 # LeRobot tier: lerobot 0.6.1 needs Python >= 3.12, so it gets its own environment; it
 # writes a fresh dataset with the fixture's script, and the main environment's tests read it
 # (`make test` reads the committed fixture, tests/fixtures/lerobot, written the same way).
-LEROBOT_PYTHON ?= python3.12
+# python3.12 on PATH, else pyenv's 3.12 (a pyenv shim answers but fails when 3.12 is not selected).
+LEROBOT_PYTHON ?= $(firstword $(shell python3.12 -c 'import sys; print(sys.executable)' 2>/dev/null) \
+                    $(wildcard $(HOME)/.pyenv/versions/3.12*/bin/python3.12))
 LEROBOT_VENV   ?= .venv-lerobot
 LEROBOT_PY     := $(LEROBOT_VENV)/bin/python
 LEROBOT_OUT    ?= $(LEROBOT_VENV)/dataset
 
 $(LEROBOT_VENV)/.installed:
+	@test -n "$(LEROBOT_PYTHON)" || { echo "the LeRobot tier needs Python 3.12 (lerobot 0.6.1): \
+	  none found on PATH or under pyenv; set LEROBOT_PYTHON=/path/to/python3.12"; exit 1; }
 	@set -e; rm -rf $(LEROBOT_VENV); $(LEROBOT_PYTHON) -m venv $(LEROBOT_VENV); \
 	$(LEROBOT_PY) -m pip --disable-pip-version-check -q install 'lerobot[dataset]==0.6.1' \
 	  > $(LEROBOT_VENV)/install.log 2>&1 || { tail -40 $(LEROBOT_VENV)/install.log; exit 1; }; \

@@ -96,7 +96,7 @@ class Reply:
 class _Mode:
     """One mode's database: the ledgers plus the API tables."""
 
-    def __init__(self, url: str, schema: str | None) -> None:
+    def __init__(self, url: str, schema: str | None, mode: str = "live") -> None:
         if schema is not None:
             boot = make_engine(url)
             with boot.begin() as conn:
@@ -112,6 +112,9 @@ class _Mode:
             self._grant_api_role()
         self.ledger = Ledger(self.engine, blind=True)  # reads no tier-B content column
         self.task_secret = self._setting("task_key_secret", lambda: secrets.token_hex(32))
+        # which mode's data this database holds, for processes that open it without the
+        # API (judge.api.outcome_hooks.database_mode: the webhook target rules)
+        self._setting("mode", lambda: mode)
 
     def _setting(self, name: str, make: Callable[[], str]) -> str:
         s = T.settings
@@ -161,7 +164,8 @@ class JudgeService(CatalogMixin, WebhookMixin):
         from judge.ledgers.store import default_url
 
         url = url or default_url()
-        self.modes = {"live": _Mode(url, None), "test": _Mode(*test_url(url, test_schema))}
+        self.modes = {"live": _Mode(url, None),
+                      "test": _Mode(*test_url(url, test_schema), mode="test")}
         self._judges: dict[str, Judge] = {}
         self._load_judge = judges or Judge
         self._judge_lock = threading.Lock()

@@ -31,8 +31,9 @@ def test_key_is_stored_only_as_its_hash(service):
         rows = [tuple(map(str, r)) for r in conn.execute(sa.select(T.api_keys)).all()]
     assert all(key not in cell for row in rows for cell in row)
     assert [r["key_id"] for r in service.list_keys()] == [rec.key_id]
+    assert service.list_keys()[0]["dataset"] is None  # judgments labelled nowhere
     assert set(service.list_keys()[0]) == {"key_id", "name", "mode", "rights_granted",
-                                           "created_at", "revoked_at"}
+                                           "dataset", "created_at", "revoked_at"}
 
 
 def test_unknown_right_is_refused_naming_it(service):

@@ -209,6 +209,8 @@ class JudgeService(CatalogMixin, WebhookMixin):
         key = auth.new_key(mode)
         parsed = auth.parse_key(key)
         now = _now()
+        if store is not None:  # first: a grant to a key id never stored is inert
+            store.grant(dataset, parsed.key_id, "edit")
         with self.modes["live"].write() as conn, conn.begin():
             conn.execute(sa.insert(T.api_keys).values(
                 key_id=parsed.key_id, mode=mode, name=name, secret_hash=parsed.secret_hash,
@@ -216,8 +218,6 @@ class JudgeService(CatalogMixin, WebhookMixin):
             if dataset is not None:
                 conn.execute(sa.insert(T.key_datasets).values(key_id=parsed.key_id,
                                                               dataset=dataset))
-        if store is not None:
-            store.grant(dataset, parsed.key_id, "edit")
         return key, Caller(parsed.key_id, name, mode, tuple(granted), now, dataset)
 
     def list_keys(self) -> list[dict[str, Any]]:

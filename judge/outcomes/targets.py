@@ -115,8 +115,10 @@ def evaluate(store: OutcomeStore, dataset: str,
             where = (q.c.dataset_id == ds.dataset_id, q.c.target == name)
             if name in crossed and r.crossed_at is None:
                 a = crossed[name]
-                conn.execute(q.update().where(*where).values(crossed_at=now,
-                                                             crossed_value=a["value"]))
+                done = conn.execute(q.update().where(*where, q.c.crossed_at.is_(None)).values(
+                    crossed_at=now, crossed_value=a["value"]))
+                if done.rowcount != 1:  # a concurrent evaluation recorded it first
+                    continue
                 events.append({"dataset": ds.name, "campaign": r.campaign, "target": name,
                                "metric": name.split("_", 1)[1], "value": a["value"],
                                "limit": a["limit"], "checked": rep["checked"],

@@ -44,18 +44,20 @@ def _cmd_keys_create(args: argparse.Namespace) -> int:
         r.strip() for r in args.rights.split(",") if r.strip()]
     service = _service(args)
     try:
-        key, rec = service.create_key(args.name, args.mode, rights)
+        key, rec = service.create_key(args.name, args.mode, rights, args.dataset)
     except ApiError as exc:
-        raise ApiCliError(f"--rights: {exc.detail}") from None
+        flag = "--dataset" if exc.extra.get("param") == "dataset" else "--rights"
+        raise ApiCliError(f"{flag}: {exc.detail}") from None
     finally:
         service.close()
     out = {"key": key, "key_id": rec.key_id, "mode": rec.mode,
-           "rights_granted": list(rec.rights)}
+           "rights_granted": list(rec.rights), "dataset": rec.dataset}
     if args.json:
         print(json.dumps(out))
     else:
         print(f"{key}\n(shown once: only its hash is stored) id {rec.key_id}, {rec.mode}, "
-              f"rights: {', '.join(rec.rights)}")
+              f"rights: {', '.join(rec.rights)}"
+              + (f", judgments labelled into {rec.dataset}" if rec.dataset else ""))
     return 0
 
 
@@ -71,7 +73,8 @@ def _cmd_keys_list(args: argparse.Namespace) -> int:
         for r in rows:
             state = f"revoked {r['revoked_at']}" if r["revoked_at"] else "active"
             print(f"{r['key_id']}  {r['mode']:4}  {state:7}  {r['name']}  "
-                  f"{','.join(r['rights_granted'])}")
+                  f"{','.join(r['rights_granted'])}"
+                  + (f"  dataset {r['dataset']}" if r["dataset"] else ""))
     return 0
 
 
@@ -181,6 +184,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--mode", choices=["live", "test"], default="live")
     p.add_argument("--rights", default="all",
                    help="comma-separated rights, or 'all' (docs/api.md lists them)")
+    p.add_argument("--dataset", metavar="OWNER/SLUG", help="every judgment through the key "
+                   "lands in this dataset (of the key's mode database) with its model label; "
+                   "needs datasets:write (docs/outcomes.md)")
     p.set_defaults(func=_cmd_keys_create)
     p = keys.add_parser("list", help="list keys (never the keys themselves)")
     db(p)

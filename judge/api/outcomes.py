@@ -92,14 +92,18 @@ def openapi(app: FastAPI) -> dict[str, Any]:
                   and getattr(r, "include_in_schema", False)]
         app.state.outcomes_openapi = build_openapi(
             app, routes, "rcjudge sequence outcomes",
-            "Datasets, sequences and versioned outcome labels (docs/outcomes.md).")
+            "Datasets, sequences and versioned outcome labels, and the quality-target "
+            "alert webhook (docs/outcomes.md).", app.state.outcome_webhooks.routes)
     return app.state.outcomes_openapi
 
 
 def register(app: FastAPI) -> None:
     """Add the dataset, sequence and outcome-label routes to ``app``, and their schema at
     ``PREFIX/openapi.json``."""
+    from judge.api.outcome_hooks import register as register_hooks
+
     tags = ["sequence outcomes"]
+    app.state.outcome_webhooks = register_hooks(app)
 
     @app.get(f"{PREFIX}/openapi.json", include_in_schema=False)
     def outcomes_schema() -> JSONResponse:

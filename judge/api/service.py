@@ -82,6 +82,7 @@ class Caller:
     mode: str
     rights: tuple[str, ...]
     created_at: datetime
+    dataset: str | None = None  # every judgment through the key lands there (a model label)
 
 
 @dataclass(frozen=True)
@@ -96,7 +97,7 @@ class Reply:
 class _Mode:
     """One mode's database: the ledgers plus the API tables."""
 
-    def __init__(self, url: str, schema: str | None) -> None:
+    def __init__(self, url: str, schema: str | None, mode: str = "live") -> None:
         if schema is not None:
             boot = make_engine(url)
             with boot.begin() as conn:
@@ -112,6 +113,9 @@ class _Mode:
             self._grant_api_role()
         self.ledger = Ledger(self.engine, blind=True)  # reads no tier-B content column
         self.task_secret = self._setting("task_key_secret", lambda: secrets.token_hex(32))
+        # which mode's data this database holds, for processes that open it without the
+        # API (judge.api.outcome_hooks.database_mode: the webhook target rules)
+        self._setting("mode", lambda: mode)
 
     def _setting(self, name: str, make: Callable[[], str]) -> str:
         s = T.settings
@@ -161,7 +165,8 @@ class JudgeService(CatalogMixin, WebhookMixin):
         from judge.ledgers.store import default_url
 
         url = url or default_url()
-        self.modes = {"live": _Mode(url, None), "test": _Mode(*test_url(url, test_schema))}
+        self.modes = {"live": _Mode(url, None),
+                      "test": _Mode(*test_url(url, test_schema), mode="test")}
         self._judges: dict[str, Judge] = {}
         self._load_judge = judges or Judge
         self._judge_lock = threading.Lock()
@@ -174,31 +179,57 @@ class JudgeService(CatalogMixin, WebhookMixin):
             m.engine.dispose()
 
     # --- keys -----------------------------------------------------------------------
-    def create_key(self, name: str, mode: str, rights: list[str]) -> tuple[str, Caller]:
-        """A new key (returned once, never stored) and its record."""
+    def create_key(self, name: str, mode: str, rights: list[str],
+                   dataset: str | None = None) -> tuple[str, Caller]:
+        """A new key (returned once, never stored) and its record.
+
+        With ``dataset`` (``owner/slug``, existing in the key's mode database) every
+        judgment made through the key puts its run into that dataset with a model label
+        (:meth:`judge_now`); the key gets edit on it and must hold ``datasets:write``.
+        """
         if mode not in auth.MODES:
             raise ApiError(422, f"mode {mode!r}: expected one of {', '.join(auth.MODES)}")
         try:
             granted = auth.check_rights(rights)
         except ValueError as exc:
-            raise ApiError(422, f"rights_granted: {exc}") from None
+            raise ApiError(422, f"rights_granted: {exc}", param="rights_granted") from None
+        store = None
+        if dataset is not None:
+            from judge.outcomes.store import NotFound, OutcomeError, OutcomeStore
+
+            if "datasets:write" not in granted:
+                raise ApiError(422, f"a key that labels into dataset {dataset} needs the "
+                               "right datasets:write", param="dataset")
+            store = OutcomeStore(self.modes[mode].engine)
+            try:
+                dataset = store.dataset(dataset).name
+            except OutcomeError as exc:
+                where = f" (in the {mode}-mode database)" if isinstance(exc, NotFound) else ""
+                raise ApiError(422, f"{exc}{where}", param="dataset") from None
         key = auth.new_key(mode)
         parsed = auth.parse_key(key)
         now = _now()
+        if store is not None:  # first: a grant to a key id never stored is inert
+            store.grant(dataset, parsed.key_id, "edit")
         with self.modes["live"].write() as conn, conn.begin():
             conn.execute(sa.insert(T.api_keys).values(
                 key_id=parsed.key_id, mode=mode, name=name, secret_hash=parsed.secret_hash,
                 rights_granted=granted, created_at=now, revoked_at=None))
-        return key, Caller(parsed.key_id, name, mode, tuple(granted), now)
+            if dataset is not None:
+                conn.execute(sa.insert(T.key_datasets).values(key_id=parsed.key_id,
+                                                              dataset=dataset))
+        return key, Caller(parsed.key_id, name, mode, tuple(granted), now, dataset)
 
     def list_keys(self) -> list[dict[str, Any]]:
         """Every key's record (no secret, no hash), oldest first."""
-        k = T.api_keys
+        k, d = T.api_keys, T.key_datasets
         with self.modes["live"].engine.connect() as conn:
-            rows = conn.execute(sa.select(k).order_by(k.c.created_at, k.c.key_id)).all()
+            rows = conn.execute(sa.select(k, d.c.dataset).outerjoin(d, d.c.key_id == k.c.key_id)
+                                .order_by(k.c.created_at, k.c.key_id)).all()
         return [{"key_id": r.key_id, "name": r.name, "mode": r.mode,
-                 "rights_granted": list(r.rights_granted), "created_at": _iso(r.created_at),
-                 "revoked_at": _iso(r.revoked_at)} for r in rows]
+                 "rights_granted": list(r.rights_granted), "dataset": r.dataset,
+                 "created_at": _iso(r.created_at), "revoked_at": _iso(r.revoked_at)}
+                for r in rows]
 
     def revoke_key(self, key_id: str) -> bool:
         """Revoke a key; False when it was already revoked. Unknown id: ApiError 404."""
@@ -226,16 +257,17 @@ class JudgeService(CatalogMixin, WebhookMixin):
         if parsed is None:
             raise ApiError(401, "Authorization: not an rcjudge key (bad format or checksum)",
                            headers=challenge)
-        k = T.api_keys
+        k, d = T.api_keys, T.key_datasets
         with self.modes["live"].engine.connect() as conn:
-            row = conn.execute(sa.select(k).where(k.c.secret_hash == parsed.secret_hash)).first()
+            row = conn.execute(sa.select(k, d.c.dataset).outerjoin(d, d.c.key_id == k.c.key_id)
+                               .where(k.c.secret_hash == parsed.secret_hash)).first()
         if row is None or row.key_id != parsed.key_id or row.mode != parsed.mode:
             raise ApiError(401, "Authorization: unknown key", headers=challenge)
         if row.revoked_at is not None:
             raise ApiError(401, f"Authorization: key {row.key_id} was revoked",
                            headers=challenge)
         return Caller(row.key_id, row.name, row.mode, tuple(row.rights_granted),
-                      row.created_at)
+                      row.created_at, row.dataset)
 
     @staticmethod
     def require(caller: Caller, right: str) -> None:
@@ -326,6 +358,10 @@ class JudgeService(CatalogMixin, WebhookMixin):
                                             & (t.c.state == "in_flight")))
 
     def _submit(self, caller: Caller, request: JudgmentRequest, respond_async: bool) -> Reply:
+        if caller.dataset is not None:  # before anything is judged or queued (a replay skips)
+            from judge.api.labelling import check_dataset_key
+
+            check_dataset_key(self.modes[caller.mode].ledger, caller, request)
         if not respond_async:
             return Reply(200, canonical(self.judge_now(caller, request).model_dump(mode="json")))
         job_id = "job_" + secrets.token_hex(8)
@@ -372,9 +408,16 @@ class JudgeService(CatalogMixin, WebhookMixin):
                    finished_at=_iso(row.finished_at), result=result)
 
     def judge_now(self, caller: Caller, request: JudgmentRequest) -> JudgmentResponse:
-        """Judge the request's bundle and write everything in one transaction (charged)."""
+        """Judge the request's bundle and write everything in one transaction (charged);
+        for a key with a dataset, then its sequence and model label (:mod:`judge.api.
+        labelling`)."""
+        from judge.api.labelling import label_judgment
+
         doc = request.model_dump(mode="json", exclude_none=True)
         out = self._judge_and_write(caller, request.bundle_uri, doc, request.judge, True)
+        if caller.dataset is not None:
+            label_judgment(self.modes[caller.mode].ledger, caller, out.run_id,
+                           out.judge_version)
         if out.charged_to is not None:
             self.emit(caller, "judgment.completed", out.model_dump(mode="json"))
         return out

@@ -28,6 +28,12 @@ api_keys = sa.Table(
     sa.Column("revoked_at", UTCDateTime, nullable=True),
 )
 
+key_datasets = sa.Table(
+    "api_key_datasets", metadata,  # live database: a key whose judgments land in a dataset
+    sa.Column("key_id", sa.Text, primary_key=True),
+    sa.Column("dataset", sa.Text, nullable=False),  # owner/slug, in the key's mode database
+)
+
 idempotency = sa.Table(
     "api_idempotency", metadata,
     sa.Column("key_id", sa.Text, primary_key=True),

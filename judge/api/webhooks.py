@@ -38,6 +38,10 @@ from judge.api.protocol import (
 
 EVENT_TYPES = ("judgment.completed", "rejudge.completed", "coefficients.published",
                "calibration.disagreement")
+#: The sequence-outcome side's events (``/api/v1/openapi.json``; judge.api.outcome_hooks).
+#: An endpoint subscribes to events of one side only, and each side's routes see only
+#: their own endpoints, so the Judge API's schema keeps its four event types.
+OUTCOME_EVENT_TYPES = ("acceptance.quality_target_crossed",)
 MAX_ATTEMPTS = 5
 #: What ``POST /v1/webhook-endpoints/{id}/test`` sends (with ``"test": true``), per type.
 SAMPLES: dict[str, dict[str, Any]] = {
@@ -137,39 +141,50 @@ class WebhookMixin:
             raise ApiError(422, "url: expected http(s)://host/…", param="url")
 
     def create_endpoint(self, caller: Any, req: WebhookEndpointRequest) -> WebhookEndpoint:
+        eid = self.insert_endpoint(caller, req.url, [e.value for e in req.events])
+        return _endpoint_out(self._endpoint(caller, eid), with_secret=True)
+
+    def insert_endpoint(self, caller: Any, url: str, events: list[str]) -> str:
+        """Store a new endpoint of the caller's (target checked); its id."""
         self.require(caller, "webhooks:write")
-        self._check_target(caller, req.url)
+        self._check_target(caller, url)
         from judge.ledgers.store import _now
 
         eid = "we_" + secrets.token_hex(8)
         with self.modes[caller.mode].write() as conn, conn.begin():
             conn.execute(sa.insert(T.webhook_endpoints).values(
-                endpoint_id=eid, key_id=caller.key_id, url=req.url,
-                events=sorted({e.value for e in req.events}), secret=new_secret(), enabled=True,
-                disabled_reason=None, created_at=_now()))
-        return _endpoint_out(self._endpoint(caller, eid), with_secret=True)
+                endpoint_id=eid, key_id=caller.key_id, url=url, events=sorted(set(events)),
+                secret=new_secret(), enabled=True, disabled_reason=None, created_at=_now()))
+        return eid
 
-    def _endpoint(self, caller: Any, endpoint_id: str) -> Any:
+    def _endpoint(self, caller: Any, endpoint_id: str,
+                  family: tuple[str, ...] = EVENT_TYPES) -> Any:
+        """The caller's endpoint subscribed to events of ``family`` (404 otherwise)."""
         w = T.webhook_endpoints
         with self.modes[caller.mode].engine.connect() as conn:
             row = conn.execute(sa.select(w).where(w.c.endpoint_id == endpoint_id,
                                                   w.c.key_id == caller.key_id)).first()
-        if row is None:
+        if row is None or not set(row.events) <= set(family):
             raise ApiError(404, f"webhook endpoint {endpoint_id!r}: no such endpoint for "
                            "this key")
         return row
 
-    def list_endpoints(self, caller: Any) -> dict[str, Any]:
+    def endpoint_rows(self, caller: Any, family: tuple[str, ...] = EVENT_TYPES) -> list[Any]:
+        """The caller's endpoints of ``family``, oldest first."""
         self.require(caller, "webhooks:read")
         w = T.webhook_endpoints
         with self.modes[caller.mode].engine.connect() as conn:
             rows = conn.execute(sa.select(w).where(w.c.key_id == caller.key_id)
                                 .order_by(w.c.created_at, w.c.endpoint_id)).all()
-        return {"data": [_endpoint_out(r) for r in rows]}
+        return [r for r in rows if set(r.events) <= set(family)]
 
-    def delete_endpoint(self, caller: Any, endpoint_id: str) -> None:
+    def list_endpoints(self, caller: Any) -> dict[str, Any]:
+        return {"data": [_endpoint_out(r) for r in self.endpoint_rows(caller)]}
+
+    def delete_endpoint(self, caller: Any, endpoint_id: str,
+                        family: tuple[str, ...] = EVENT_TYPES) -> None:
         self.require(caller, "webhooks:write")
-        self._endpoint(caller, endpoint_id)
+        self._endpoint(caller, endpoint_id, family)
         w = T.webhook_endpoints
         with self.modes[caller.mode].write() as conn, conn.begin():
             conn.execute(sa.delete(w).where(w.c.endpoint_id == endpoint_id))
@@ -184,18 +199,22 @@ class WebhookMixin:
         return _endpoint_out(self._endpoint(caller, endpoint_id), with_secret=True)
 
     def deliveries(self, caller: Any, endpoint_id: str) -> dict[str, Any]:
+        return {"data": [WebhookDelivery(**r) for r in self.delivery_rows(caller, endpoint_id)]}
+
+    def delivery_rows(self, caller: Any, endpoint_id: str,
+                      family: tuple[str, ...] = EVENT_TYPES) -> list[dict[str, Any]]:
+        """Every recorded attempt to the caller's endpoint, oldest first."""
         from judge.api.service import _iso
 
         self.require(caller, "webhooks:read")
-        self._endpoint(caller, endpoint_id)
+        self._endpoint(caller, endpoint_id, family)
         d = T.webhook_deliveries
         with self.modes[caller.mode].engine.connect() as conn:
             rows = conn.execute(sa.select(d).where(d.c.endpoint_id == endpoint_id)
                                 .order_by(d.c.delivery_id)).all()
-        return {"data": [WebhookDelivery(
-            delivery_id=r.delivery_id, message_id=r.message_id, event_type=r.event_type,
-            attempt=r.attempt, status=r.status, error=r.error,
-            delivered_at=_iso(r.delivered_at)) for r in rows]}
+        return [{"delivery_id": r.delivery_id, "message_id": r.message_id,
+                 "event_type": r.event_type, "attempt": r.attempt, "status": r.status,
+                 "error": r.error, "delivered_at": _iso(r.delivered_at)} for r in rows]
 
     def send_test(self, caller: Any, endpoint_id: str) -> dict[str, Any]:
         """Queue one delivery of a sample event of the endpoint's first event type."""

@@ -262,3 +262,17 @@ acceptance = sa.Table(
                             ["sequences.dataset_id", "sequences.sequence_uid"],
                             name="fk_acceptance_sequence"),
 )
+
+#: Quality targets of a dataset (judge.outcomes.targets): the limit, the campaign file that
+#: set it, and — while it stands crossed — when that crossing was alerted, at what value.
+quality_targets = sa.Table(
+    "quality_targets", metadata,
+    sa.Column("dataset_id", sa.Integer, sa.ForeignKey("datasets.dataset_id"),
+              primary_key=True),
+    sa.Column("target", sa.Text, primary_key=True),
+    sa.Column("limit_value", sa.Float, nullable=False),
+    sa.Column("campaign", sa.Text, nullable=True),
+    sa.Column("set_at", UTCDateTime, nullable=False),
+    sa.Column("crossed_at", UTCDateTime, nullable=True),
+    sa.Column("crossed_value", sa.Float, nullable=True),
+)

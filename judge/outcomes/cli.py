@@ -208,6 +208,21 @@ def _campaign(path: str | None):
     return Campaign() if path is None else load_model(Campaign, load_yaml(path), path)
 
 
+def _targets(store: Any, ledger: Any, args: argparse.Namespace, campaign: Any):
+    """Store ``--campaign``'s targets (when given), evaluate the stored ones, alert the new
+    crossings by webhook; the report and the new crossings."""
+    from judge.api.outcome_hooks import notify
+    from judge.outcomes.targets import evaluate, set_targets
+
+    if args.campaign is not None:
+        set_targets(store, args.dataset, campaign.targets, Path(args.campaign).name)
+    return evaluate(store, args.dataset, notify(ledger.engine))
+
+
+def _alert_lines(rep: dict[str, Any]) -> list[str]:
+    return [f"ALERT {a['target']}: {a['value']} (limit {a['limit']})" for a in rep["alerts"]]
+
+
 def _cmd_acceptance_check(args: argparse.Namespace) -> int:
     from judge.outcomes.validity import check_dataset
 
@@ -215,10 +230,12 @@ def _cmd_acceptance_check(args: argparse.Namespace) -> int:
     ledger, store = _store(args)
     with ledger:
         rows = check_dataset(store, args.dataset, campaign)
-    _print(rows, args.json, "\n".join(
+        rep, _ = _targets(store, ledger, args, campaign)
+    _print(rows, args.json, "\n".join([
         f"{r['sequence_uid']}  {r['verdict']:<10}  " + "  ".join(
             f"{k}={v['status']}" + (f"({','.join(v['reasons'])})" if v["reasons"] else "")
-            for k, v in r["criteria"].items()) for r in rows) or "no sequences")
+            for k, v in r["criteria"].items()) for r in rows] + _alert_lines(rep))
+        or "no sequences")
     return 0
 
 
@@ -234,16 +251,14 @@ def _cmd_acceptance_review(args: argparse.Namespace) -> int:
 
 
 def _cmd_acceptance_report(args: argparse.Namespace) -> int:
-    from judge.outcomes.validity import report
-
-    targets = _campaign(args.campaign).targets
+    campaign = _campaign(args.campaign)
     ledger, store = _store(args)
     with ledger:
-        out = report(store, args.dataset, targets)
+        out, new = _targets(store, ledger, args, campaign)
+    out["new_alerts"] = [e["target"] for e in new]
     lines = [f"{out['dataset']}: {out['checked']} checked, acceptance {out['acceptance_rate']}, "
              f"reject {out['reject_rate']}, issues {out['issue_rate']}"]
-    lines += [f"ALERT {a['target']}: {a['value']} (limit {a['limit']})" for a in out["alerts"]]
-    _print(out, args.json, "\n".join(lines))
+    _print(out, args.json, "\n".join(lines + _alert_lines(out)))
     return 0
 
 
@@ -349,7 +364,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = common(acc.add_parser("check", help="machine verdict of every sequence's capture"))
     p.add_argument("dataset", metavar="OWNER/SLUG")
     p.add_argument("--campaign", metavar="FILE.yaml", help="what the campaign asks "
-                   "(docs/outcomes.md)")
+                   "(docs/outcomes.md); its targets become the dataset's")
     p.set_defaults(func=_cmd_acceptance_check)
     p = common(acc.add_parser("review", help="a reviewer confirms or changes a verdict"))
     p.add_argument("dataset", metavar="OWNER/SLUG")
@@ -360,7 +375,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=_cmd_acceptance_review)
     p = common(acc.add_parser("report", help="rates and quality-target alerts"))
     p.add_argument("dataset", metavar="OWNER/SLUG")
-    p.add_argument("--campaign", metavar="FILE.yaml", help="its targets: are checked")
+    p.add_argument("--campaign", metavar="FILE.yaml", help="its targets become the "
+                   "dataset's (default: the stored ones)")
     p.set_defaults(func=_cmd_acceptance_report)
 
     p = target(so.add_parser("list", help="current labels of a dataset, paged"), uid=False)

@@ -5,8 +5,13 @@
 autonomyLevel, modelVersion, limit, cursor, detail)``, as in the contract. Both answer
 the **short** form by default; ``detail: "full"`` adds subtasks, hand actions, the
 mistake / recovery / failure-stage tags, leakage groups, source metadata and the
-labeller. Nothing is written. Served with the ``mcp`` package (``pip install -e '.[mcp]'``,
-imported only when served).
+labeller. Technical validity, as the original document names the tools:
+``get_result_acceptance(owner, slug, sequenceUid)`` (one capture: machine and effective
+verdict, every criterion with status, reasons and facts, the review),
+``get_campaign_acceptance_summary(owner, slug)`` (counts and rates per verdict, issue
+rate, the stored targets crossed now) and ``list_quality_targets(owner, slug)``. Nothing
+is written (not even alert state: only ``rcjudge acceptance`` records crossings).
+Served with the ``mcp`` package (``pip install -e '.[mcp]'``, imported only when served).
 """
 
 from __future__ import annotations
@@ -46,8 +51,31 @@ def list_sequence_outcomes(store: OutcomeStore, owner: str, slug: str, *,
             "previous": page["previous"]}
 
 
+def get_result_acceptance(store: OutcomeStore, owner: str, slug: str,
+                          sequence_uid: str) -> dict[str, Any]:
+    from judge.outcomes.validity import get
+
+    store.sequence(store.dataset(f"{owner}/{slug}"), sequence_uid)  # name a missing one
+    return get(store, f"{owner}/{slug}", sequence_uid)
+
+
+def get_campaign_acceptance_summary(store: OutcomeStore, owner: str,
+                                    slug: str) -> dict[str, Any]:
+    from judge.outcomes.targets import stored_targets
+    from judge.outcomes.validity import report
+
+    name = f"{owner}/{slug}"
+    return report(store, name, stored_targets(store, name), log=False)
+
+
+def list_quality_targets(store: OutcomeStore, owner: str, slug: str) -> dict[str, Any]:
+    from judge.outcomes.targets import listing
+
+    return {"dataset": f"{owner}/{slug}", "targets": listing(store, f"{owner}/{slug}")}
+
+
 def build_server(store: OutcomeStore) -> Any:
-    """The MCP server with the two read-only tools."""
+    """The MCP server with the five read-only tools."""
     try:
         from mcp.server.mcpserver import MCPServer
         from mcp.server.mcpserver.exceptions import ToolError
@@ -56,8 +84,8 @@ def build_server(store: OutcomeStore) -> Any:
 
         raise ConfigError(f"rcjudge mcp needs the mcp package: pip install -e '.[mcp]' "
                           f"({exc})") from None
-    server = MCPServer("rcjudge", instructions="Read-only sequence outcome labels "
-                       "(docs/outcomes.md).")
+    server = MCPServer("rcjudge", instructions="Read-only sequence outcome labels and "
+                       "technical validity (docs/outcomes.md).")
 
     @server.tool(name="get_sequence_outcome",
                  description="The current outcome label of one sequence (short form; "
@@ -86,6 +114,34 @@ def build_server(store: OutcomeStore) -> Any:
                 store, owner, slug, outcome=outcome, evaluation_membership=evaluationMembership,
                 source=source, autonomy_level=autonomyLevel, model_version=modelVersion,
                 limit=limit, cursor=cursor, detail=detail)
+        except ValueError as exc:
+            raise ToolError(str(exc)) from None
+
+    @server.tool(name="get_result_acceptance",
+                 description="Technical validity of one capture: machine verdict, effective "
+                 "verdict, every criterion with status, reason codes and facts, and a "
+                 "reviewer's override (who, when, note).")
+    def get_result_acceptance_tool(owner: str, slug: str, sequenceUid: str) -> dict[str, Any]:
+        try:
+            return get_result_acceptance(store, owner, slug, sequenceUid)
+        except ValueError as exc:
+            raise ToolError(str(exc)) from None
+
+    @server.tool(name="get_campaign_acceptance_summary",
+                 description="A dataset's checked captures: counts per effective verdict, "
+                 "acceptance / reject / issue rates, and the quality targets crossed now.")
+    def get_campaign_acceptance_summary_tool(owner: str, slug: str) -> dict[str, Any]:
+        try:
+            return get_campaign_acceptance_summary(store, owner, slug)
+        except ValueError as exc:
+            raise ToolError(str(exc)) from None
+
+    @server.tool(name="list_quality_targets",
+                 description="A dataset's quality targets: limit, current value, whether "
+                 "each is crossed now, and since when its crossing was alerted.")
+    def list_quality_targets_tool(owner: str, slug: str) -> dict[str, Any]:
+        try:
+            return list_quality_targets(store, owner, slug)
         except ValueError as exc:
             raise ToolError(str(exc)) from None
 

@@ -4,7 +4,8 @@ After the ledgers (a batch or a single judgment wrote the run and its judgment),
 judged bundles are put into the dataset and every judgment writes a model label
 (:func:`judge.outcomes.mapping.label_from_judgment`). Writing again for the same judge
 version and fingerprint is a no-op (even after a person wrote a newer version), so a
-resumed batch adds no versions and never overrules a person.
+resumed batch adds no versions and never overrules a person. A blind ledger (the Judge
+API's, ``judge.api.labelling``) reads no closed column: the task is its public id.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from dataclasses import dataclass, field
 import sqlalchemy as sa
 
 from judge.ledgers import schema as S
-from judge.ledgers.store import Ledger
+from judge.ledgers.store import Ledger, run_columns
 from judge.outcomes.mapping import expert_times, label_from_judgment
 from judge.outcomes.store import NotFound, OutcomeError, OutcomeStore
 
@@ -38,7 +39,7 @@ def label_judged(ledger: Ledger, dataset: str, bundle_hashes: list[str],
     out = Labelled(dataset)
     for bundle_hash in bundle_hashes:
         with ledger.engine.connect() as conn:
-            row = conn.execute(sa.select(S.runs).where(
+            row = conn.execute(sa.select(*run_columns(ledger.blind)).where(
                 S.runs.c.bundle_hash == bundle_hash)).first()
         judgment = row and ledger.get_judgment(row.run_id, judge_version)
         if judgment is None:
@@ -49,7 +50,8 @@ def label_judged(ledger: Ledger, dataset: str, bundle_hashes: list[str],
         out.sequences.append(uid)
         doc = label_from_judgment(judgment, policy=f"{row.policy_name}@{row.policy_version}",
                                   cycle_sec=row.cycle_sec,
-                                  expert_time_s=expert.get(row.task_id))
+                                  expert_time_s=expert.get(row.public_task_id if ledger.blind
+                                                           else row.task_id))
         try:
             history = store.history(dataset, uid, key_id=key_id)
         except NotFound:

@@ -200,12 +200,14 @@ class OutcomeStore:
         if access not in ACCESS:
             raise OutcomeError(f"access {access!r}: expected read or edit")
         ds = self.dataset(name)
-        with self._write() as conn, conn.begin():
-            conn.execute(S.dataset_grants.delete().where(
-                S.dataset_grants.c.dataset_id == ds.dataset_id,
-                S.dataset_grants.c.key_id == key_id))
-            conn.execute(S.dataset_grants.insert().values(
-                dataset_id=ds.dataset_id, key_id=key_id, access=access))
+        g = S.dataset_grants
+        where = (g.c.dataset_id == ds.dataset_id, g.c.key_id == key_id)
+        with self._write() as conn, conn.begin():  # no DELETE: the API role may not (0007)
+            if conn.execute(sa.select(g.c.access).where(*where)).first() is None:
+                conn.execute(g.insert().values(dataset_id=ds.dataset_id, key_id=key_id,
+                                               access=access))
+            else:
+                conn.execute(g.update().where(*where).values(access=access))
 
     def list_datasets(self, key_id: str | None = None) -> list[dict[str, Any]]:
         """Every dataset the caller may read, by name, with its sequence count."""

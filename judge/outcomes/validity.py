@@ -25,7 +25,7 @@ from judge.ledgers import schema as S
 from judge.outcomes.acceptance import VERDICTS, Campaign, check_capture
 from judge.outcomes.store import NotFound, OutcomeError, OutcomeStore
 
-log = logging.getLogger("rcjudge.outcomes")
+_log = logging.getLogger("rcjudge.outcomes")
 TARGETS = ("min_acceptance_rate", "max_reject_rate", "max_issue_rate")
 
 
@@ -103,17 +103,21 @@ def all_results(store: OutcomeStore, dataset: str) -> dict[str, dict[str, Any]]:
     return {r.sequence_uid: _row(r) for r in rows}
 
 
-def report(store: OutcomeStore, dataset: str, targets: dict[str, float]) -> dict[str, Any]:
-    """Rates of the checked captures (effective verdicts) and the targets they cross."""
+def report(store: OutcomeStore, dataset: str, targets: dict[str, float], *,
+           log: bool = True) -> dict[str, Any]:
+    """Counts and rates of the checked captures (effective verdicts) and the targets they
+    cross (each logged as a WARNING unless ``log`` is False)."""
     bad = sorted(set(targets) - set(TARGETS))
     if bad:
         raise OutcomeError(f"targets: unknown {', '.join(bad)}; known: {', '.join(TARGETS)}")
     rows = list(all_results(store, dataset).values())
     n = len(rows)
-    rates = {"acceptance_rate": sum(r["verdict"] == "accept" for r in rows) / n if n else None,
-             "reject_rate": sum(r["verdict"] == "reject" for r in rows) / n if n else None,
-             "issue_rate": sum(any(c["status"] == "fail" for c in r["criteria"].values())
-                               for r in rows) / n if n else None}
+    counts = {v: sum(r["verdict"] == v for r in rows) for v in VERDICTS}
+    counts["issue"] = sum(any(c["status"] == "fail" for c in r["criteria"].values())
+                          for r in rows)
+    rates = {"acceptance_rate": counts["accept"] / n if n else None,
+             "reject_rate": counts["reject"] / n if n else None,
+             "issue_rate": counts["issue"] / n if n else None}
     alerts = []
     for name, limit in sorted(targets.items()):
         kind, metric = name.split("_", 1)
@@ -122,9 +126,10 @@ def report(store: OutcomeStore, dataset: str, targets: dict[str, float]) -> dict
             continue
         if (kind == "min" and value < limit) or (kind == "max" and value > limit):
             alerts.append({"target": name, "limit": limit, "value": round(value, 4)})
-            log.warning("quality target crossed: %s %s: %s = %.4f (limit %s)", dataset, name,
-                        metric, value, limit)
-    return {"dataset": dataset, "checked": n,
+            if log:
+                _log.warning("quality target crossed: %s %s: %s = %.4f (limit %s)", dataset,
+                             name, metric, value, limit)
+    return {"dataset": dataset, "checked": n, "counts": counts,
             **{k: None if v is None else round(v, 4) for k, v in rates.items()},
             "alerts": alerts}
 

@@ -325,6 +325,15 @@ def test_the_sequence_outcome_contract_has_its_own_schema():
     app = create_app(NoService())
     spec = outcomes_openapi(app)
     ops = sorted((m.upper(), p) for p, d in spec["paths"].items() for m in d)
-    assert spec["openapi"] == "3.1.0" and len(ops) == 7
+    assert spec["openapi"] == "3.1.0" and len(ops) == 11  # 7 of the contract, 4 webhook
+    assert [o for o in ops if "webhook-endpoints" in o[1]] == [
+        ("DELETE", "/api/v1/webhook-endpoints/{endpoint_id}/"),
+        ("GET", "/api/v1/webhook-endpoints/"),
+        ("GET", "/api/v1/webhook-endpoints/{endpoint_id}/deliveries/"),
+        ("POST", "/api/v1/webhook-endpoints/")]
+    assert list(spec["webhooks"]) == ["acceptance.quality_target_crossed"]
+    body = spec["webhooks"]["acceptance.quality_target_crossed"]["post"]["requestBody"]
+    assert body["content"]["application/json"]["schema"] == {
+        "$ref": "#/components/schemas/QualityTargetCrossedEvent"}
     assert all(p.startswith("/api/v1/") for _, p in ops)
     assert not any(p.startswith("/api/v1/") for p in app.openapi()["paths"])

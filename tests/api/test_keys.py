@@ -31,8 +31,9 @@ def test_key_is_stored_only_as_its_hash(service):
         rows = [tuple(map(str, r)) for r in conn.execute(sa.select(T.api_keys)).all()]
     assert all(key not in cell for row in rows for cell in row)
     assert [r["key_id"] for r in service.list_keys()] == [rec.key_id]
+    assert service.list_keys()[0]["dataset"] is None  # judgments labelled nowhere
     assert set(service.list_keys()[0]) == {"key_id", "name", "mode", "rights_granted",
-                                           "created_at", "revoked_at"}
+                                           "dataset", "created_at", "revoked_at"}
 
 
 def test_unknown_right_is_refused_naming_it(service):
@@ -96,7 +97,7 @@ def test_test_keys_never_touch_live_data(client, service, live_key, test_key, ap
 
 def test_every_operation_checks_its_right_before_reading_the_request(client, service):
     """A key with no right at all gets 403 on every operation but /v1/keys/me: the Judge
-    API's 24 others and the sequence-outcome contract's 7 (400/422 never come first)."""
+    API's 24 others and the sequence-outcome side's 11 (400/422 never come first)."""
     key = service.create_key("nobody", "live", [])[0]
     paths = {**client.get("/openapi.json").json()["paths"],
              **client.get("/api/v1/openapi.json").json()["paths"]}
@@ -110,4 +111,4 @@ def test_every_operation_checks_its_right_before_reading_the_request(client, ser
     allowed = [s for s in seen if s[1] == "/v1/keys/me"]
     assert allowed == [("GET", "/v1/keys/me", 200)]
     assert [s for s in seen if s[1] != "/v1/keys/me" and s[2] != 403] == []
-    assert len(seen) == 32
+    assert len(seen) == 36

@@ -181,7 +181,7 @@ def test_catalog_audit_finds_nothing_that_reopens_the_columns(schema, api_conn):
 def test_sqlite_path_only_creates_the_table(tmp_path):
     engine = make_engine(f"sqlite:///{tmp_path / 'x.db'}")
     try:
-        assert upgrade(engine) == "0007"
+        assert upgrade(engine) == "0008"
         assert [c["name"] for c in sa.inspect(engine).get_columns("tier_b_tasks")] == [
             "task_key", "tier", "family", *CONTENT]
         assert "public_task_id" in [c["name"] for c in sa.inspect(engine).get_columns("runs")]
@@ -271,6 +271,43 @@ def test_the_api_serves_connected_as_its_role(schema, api_bundles, pg_db):
                                         "run_id = :r"), {"r": run_b}).one() == (secret, None)
     finally:
         owner.dispose()
+
+
+@pytest.mark.postgres
+def test_a_dataset_key_labels_while_connected_as_the_role(schema, api_bundles, pg_db):
+    """The role may create a key with a dataset and label through it (a blind ledger:
+    no read of ``runs.task_id``, no DELETE on ``dataset_grants``)."""
+    from fastapi.testclient import TestClient
+
+    from judge.api.routes import create_app
+    from judge.api.service import JudgeService
+    from judge.outcomes.store import OutcomeStore
+    from tests.api.conftest import bearer, fake_judges, request_for
+
+    base = make_engine(PG_URL).url.render_as_string(hide_password=False)
+    owner_url = f"{base}?options=-csearch_path%3D{schema}"
+    JudgeService(owner_url, judges=fake_judges(), test_schema=pg_db[1]).close()
+    role_url = sa.make_url(base).set(username="rcjudge_api").render_as_string(
+        hide_password=False) + f"?options=-csearch_path%3D{schema}"
+    service = JudgeService(role_url, judges=fake_judges(), test_schema=pg_db[1])
+    try:
+        store = OutcomeStore(service.modes["live"].engine)
+        store.create_dataset("lab/role")
+        key, who = service.create_key("pg-ds", "live", ["judgments:write", "datasets:read",
+                                                        "datasets:write"], "lab/role")
+        doc = request_for(api_bundles[1])
+        with TestClient(create_app(service)) as c:
+            r = c.post("/v1/judgments", json=doc, headers=bearer(key))
+            assert r.status_code == 200, r.text
+            uid = store.list_sequences("lab/role")["results"][0]["sequence_uid"]
+            label = c.get(f"/api/v1/datasets/lab/role/sequences/{uid}/outcome/",
+                          headers=bearer(key)).json()
+        assert (label["source"], label["labeled_by"], label["source_metadata"]["run_id"],
+                label["outcome"], label["mistake_type"]) == (
+            "model", "judge:fake-v1", r.json()["run_id"], "failure", "grasp.slip")
+        assert store.access(store.dataset("lab/role"), who.key_id) == "edit"
+    finally:
+        service.close()
 
 
 def test_the_api_path_never_reads_runs_task_id_on_sqlite(tmp_path, api_bundles):

@@ -92,6 +92,7 @@ def test_review_targets_and_the_two_filters(four, tmp_path, caplog, capsys):
             out = report(store, "lab/mixed", {"min_acceptance_rate": 0.8,
                                               "max_reject_rate": 0.5})
         assert out == {"dataset": "lab/mixed", "checked": 4, "acceptance_rate": 0.5,
+                       "counts": {"accept": 2, "quarantine": 0, "reject": 2, "issue": 2},
                        "reject_rate": 0.5, "issue_rate": 0.5,
                        "alerts": [{"target": "min_acceptance_rate", "limit": 0.8,
                                    "value": 0.5}]}

@@ -1,10 +1,10 @@
 """Judge quality on physics truth: the v1 -> v2 loop end to end, timed stage by stage.
 
 ``python -m bench.judge_quality --n 600 --out bench-out/judge-quality [--workers 2]
-[--judge tiny-vision]``:
+[--judge tiny-vision-sensors]``:
 
-0. ``rcjudge models build-tiny --profile vision`` when the judge is ``tiny-vision`` and its
-   models are not built yet;
+0. ``rcjudge models build-tiny [--profile vision]`` when the judge's tiny models are not
+   built yet;
 1. ``rcjudge sim``: N Meta-World rollouts over the tasks, cameras drawn per rollout;
 2. ``rcjudge batch``: the untrained judge (v1, default ``tiny-vision``) judges them all;
 3. ``rcjudge truth-labels`` + ``labels import``: operator labels (from the physics truth)
@@ -89,12 +89,14 @@ def main(argv: list[str] | None = None) -> int:
     v1, v2 = args.judge, args.v2 or f"{args.judge}-q{args.seed}"
     times: dict[str, float] = {}
     at = "2026-12-01T00:00:00Z"
-    if v1 == "tiny-vision":
-        from models.tiny import FOLDERS
-        from rcjudge.home import models_dir
+    from judge.ensemble.version import load_judge_version
+    from models.tiny import FOLDERS
 
-        if not (models_dir() / FOLDERS["vision"] / "llava" / "config.json").exists():
-            _run(["models", "build-tiny", "--profile", "vision"], log)
+    for profile, folder in FOLDERS.items():  # a tiny judge's models, built when missing
+        paths = [m.resolved_path() for m in load_judge_version(v1).models]
+        if any(p.endswith(f"/{folder}/{Path(p).name}") and not Path(p, "config.json").exists()
+               for p in paths):
+            _run(["models", "build-tiny", "--profile", profile], log)
     if not (out / "bundles").exists():
         times["sim"] = _run(["sim", "--tasks", args.tasks, "--n", str(args.n), "--out",
                              str(out / "bundles"), "--seed", str(args.seed), "--workers",

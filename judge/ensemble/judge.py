@@ -30,6 +30,7 @@ from judge.ensemble.prompts import (
     family_request,
     instruction_for,
     question_images,
+    sensor_text,
     yes_no_requests,
 )
 from judge.ensemble.taxonomy import Taxonomy, load_taxonomy
@@ -55,6 +56,7 @@ class Prepared:
     attribution: Attribution
     instruction: str
     frames: np.ndarray  # (K, H, W', 3) uint8, the images every question shows
+    sensors: str  # the contact events as text, for templates with {sensors}
     duration_s: float
     cycle_sec: float
     intake_s: float
@@ -88,12 +90,14 @@ def prepare_admitted(a: Admitted, version: JudgeVersion, run_id: str | None = No
     t1 = time.perf_counter()
     bundle = a.bundle
     streams = load_streams(bundle)
-    _, targets = plan_targets(streams, version.sampling_settings())
+    contacts, targets = plan_targets(streams, version.sampling_settings())
     frames = question_images(decode_frames(streams.videos, targets).images, version)
     t2 = time.perf_counter()
     return Prepared(uri=bundle.uri, run_id=run_id or posixpath.basename(bundle.root.rstrip("/")),
                     bundle_hash=bundle.bundle_hash, attribution=bundle.attribution,
-                    instruction=a.instruction, frames=frames, duration_s=streams.duration_s,
+                    instruction=a.instruction, frames=frames,
+                    sensors=sensor_text(contacts, streams.duration_s),
+                    duration_s=streams.duration_s,
                     cycle_sec=max(cycle_time(streams.signals), 1e-3),
                     intake_s=a.intake_s, frames_s=t2 - t1)
 
@@ -131,7 +135,7 @@ class Judge:
     # --- steps -------------------------------------------------------------------------
     def yes_no(self, p: Prepared) -> list[ScoreRequest]:
         """The attempt and the success question (two requests, same frames) for each model."""
-        return yes_no_requests(p.frames, p.instruction, self.version)
+        return yes_no_requests(p.frames, p.instruction, self.version, p.sensors)
 
     def initial_votes(self, raw: Sequence[Sequence[np.ndarray]]) -> list[ModelVote]:
         """Calibrated yes/no votes from each model's [P(attempt), P(success)] answers."""
@@ -144,11 +148,12 @@ class Judge:
         return class_voters(votes, self.version.vote.yes_threshold)
 
     def family(self, p: Prepared) -> ScoreRequest:
-        return family_request(p.frames, p.instruction, self.version, self.taxonomy)
+        return family_request(p.frames, p.instruction, self.version, self.taxonomy, p.sensors)
 
     def klass(self, p: Prepared, family_req: ScoreRequest, family_p: np.ndarray) -> ScoreRequest:
         fam = family_req.labels[int(np.argmax(family_p))]
-        return class_request(p.frames, p.instruction, fam, self.version, self.taxonomy)
+        return class_request(p.frames, p.instruction, fam, self.version, self.taxonomy,
+                             p.sensors)
 
     @staticmethod
     def with_class(mv: ModelVote, family_p: np.ndarray, class_req: ScoreRequest,

@@ -9,11 +9,13 @@ the task catalog keyed by ``task.id``; the policy's identity never enters a prom
 from __future__ import annotations
 
 import string
+from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
 
 import numpy as np
 
+from judge.bundle.contacts import ContactEvent
 from judge.config import configs_dir, load_yaml
 from judge.ensemble.taxonomy import Taxonomy
 from judge.ensemble.version import JudgeVersion
@@ -70,28 +72,42 @@ def _options(names: list[str], descriptions: dict[str, str]) -> str:
                      for i, n in enumerate(names))
 
 
-def yes_no_requests(frames: np.ndarray, instruction: str,
-                    version: JudgeVersion) -> list[ScoreRequest]:
+def sensor_text(contacts: Sequence[ContactEvent], duration_s: float) -> str:
+    """What the force and gripper streams recorded, for templates with ``{sensors}``.
+
+    One clause per contact event, in time order, to a tenth of a second:
+    ``"The force sensors recorded: grasp at 1.2 s, slip at 2.0 s; the run lasted 3.0 s."``
+    """
+    if not contacts:
+        return f"The force sensors recorded no contact; the run lasted {duration_s:.1f} s."
+    events = ", ".join(f"{c.kind} at {c.t:.1f} s" for c in sorted(contacts, key=lambda c: c.t))
+    return f"The force sensors recorded: {events}; the run lasted {duration_s:.1f} s."
+
+
+def yes_no_requests(frames: np.ndarray, instruction: str, version: JudgeVersion,
+                    sensors: str = "") -> list[ScoreRequest]:
     """The attempt and the success question: two requests, same frames."""
     p = version.prompts
-    return [ScoreRequest(frames, p.attempt.format(instruction=instruction), YES_NO, "attempt"),
-            ScoreRequest(frames, p.success.format(instruction=instruction), YES_NO, "success")]
+    fill = {"instruction": instruction, "sensors": sensors}
+    return [ScoreRequest(frames, p.attempt.format(**fill), YES_NO, "attempt"),
+            ScoreRequest(frames, p.success.format(**fill), YES_NO, "success")]
 
 
 def family_request(frames: np.ndarray, instruction: str, version: JudgeVersion,
-                   taxonomy: Taxonomy) -> ScoreRequest:
+                   taxonomy: Taxonomy, sensors: str = "") -> ScoreRequest:
     families = list(taxonomy.families)
     text = version.prompts.failure_family.format(
-        instruction=instruction, options=_options(families, taxonomy.families))
+        instruction=instruction, sensors=sensors,
+        options=_options(families, taxonomy.families))
     return ScoreRequest(frames, text, tuple(LETTERS[: len(families)]), "failure_family",
                         tuple(families))
 
 
 def class_request(frames: np.ndarray, instruction: str, family: str, version: JudgeVersion,
-                  taxonomy: Taxonomy) -> ScoreRequest:
+                  taxonomy: Taxonomy, sensors: str = "") -> ScoreRequest:
     names = taxonomy.in_family(family)
     desc = {n: taxonomy.classes[n].description for n in names}
     text = version.prompts.failure_class.format(instruction=instruction, family=family,
-                                                options=_options(names, desc))
+                                                sensors=sensors, options=_options(names, desc))
     return ScoreRequest(frames, text, tuple(LETTERS[: len(names)]), "failure_class",
                         tuple(names))

@@ -71,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--tasks", default=TASKS)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--workers", type=int, default=2)
-    ap.add_argument("--judge", default="tiny-vision", help="v1, the version trained from")
+    ap.add_argument("--judge", default="tiny-vision-sensors", help="v1, the version trained from")
     ap.add_argument("--v2", help="name of the trained version (default JUDGE-qSEED); a name "
                     "already trained is never overwritten")
     ap.add_argument("--label-fraction", type=float, default=0.7)

@@ -18,10 +18,10 @@ INSTRUCTION = {"tabletop.pick_place.cube_001": "pick up the orange cube and put 
                                                "gray tray"}
 
 
-def fake_judge(scripts, taxonomy=None):
+def fake_judge(scripts, taxonomy=None, prompts=None):
     version = JudgeVersion(name="fake-v1", models=[
         {"name": f"m{i}", "backend": "fake", "options": {"script": s}}
-        for i, s in enumerate(scripts)])
+        for i, s in enumerate(scripts)], **({"prompts": prompts} if prompts else {}))
     backends = [FakeBackend(BackendSpec(name=m.name, backend="fake", options=m.options))
                 for m in version.models]
     for b in backends:
@@ -160,3 +160,22 @@ def test_the_question_flow_is_one_definition_driven_step_by_step(bundle):
     stepwise = judge.judge(bundle)  # the same flow, driven by Judge.ask
     assert (stepwise.attempt, stepwise.success, stepwise.failure_class) == (True, False,
                                                                             "grasp.miss")
+
+
+
+def test_a_sensors_judge_asks_every_question_with_the_bundles_contact_events(bundle):
+    """The truth of this synthetic slip: grasp at 2.53 s, slip at 4.29 s, 6 s long; the
+    force detector finds both, and every question of a {sensors} version carries them."""
+    from judge.ensemble.version import load_judge_version
+
+    line = "The force sensors recorded: grasp at 2.5 s, slip at 4.3 s; the run lasted 6.0 s."
+    scripts = [{"attempt": 0.9, "success": 0.1, "failure_class": "grasp.slip"}] * 3
+    plain = fake_judge(scripts)
+    sensors = fake_judge(scripts, prompts=load_judge_version("tiny-vision-sensors").prompts)
+    assert sensors.judge(bundle).failure_class == plain.judge(bundle).failure_class
+    for b in sensors.backends:
+        assert [r.kind for r in b.requests] == [
+            "attempt", "success", "failure_family", "failure_class"]
+        assert all(line in r.prompt for r in b.requests)
+    # the default templates have no slot: the same bundle is asked exactly as before
+    assert all("force sensors" not in r.prompt for r in plain.backends[0].requests)

@@ -87,16 +87,19 @@ def build_server(store: OutcomeStore) -> Any:
     server = MCPServer("rcjudge", instructions="Read-only sequence outcome labels and "
                        "technical validity (docs/outcomes.md).")
 
+    def answer(fn: Any, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        try:
+            return fn(*args, **kwargs)
+        except ValueError as exc:  # OutcomeError and friends: the one-line reason
+            raise ToolError(str(exc)) from None
+
     @server.tool(name="get_sequence_outcome",
                  description="The current outcome label of one sequence (short form; "
                  "detail='full' for subtasks, hand actions, tags, leakage groups, source "
                  "metadata and labeller).")
     def get_sequence_outcome_tool(owner: str, slug: str, sequenceUid: str,
                                   detail: str = "short") -> dict[str, Any]:
-        try:
-            return get_sequence_outcome(store, owner, slug, sequenceUid, detail)
-        except ValueError as exc:  # OutcomeError and friends: the one-line reason
-            raise ToolError(str(exc)) from None
+        return answer(get_sequence_outcome, store, owner, slug, sequenceUid, detail)
 
     @server.tool(name="list_sequence_outcomes",
                  description="Current outcome labels of a dataset, paged (cursor), filtered "
@@ -109,40 +112,28 @@ def build_server(store: OutcomeStore) -> Any:
                                     modelVersion: str | None = None,
                                     limit: int = 100, cursor: str | None = None,
                                     detail: str = "short") -> dict[str, Any]:
-        try:
-            return list_sequence_outcomes(
-                store, owner, slug, outcome=outcome, evaluation_membership=evaluationMembership,
-                source=source, autonomy_level=autonomyLevel, model_version=modelVersion,
-                limit=limit, cursor=cursor, detail=detail)
-        except ValueError as exc:
-            raise ToolError(str(exc)) from None
+        return answer(list_sequence_outcomes, store, owner, slug, outcome=outcome,
+                      evaluation_membership=evaluationMembership, source=source,
+                      autonomy_level=autonomyLevel, model_version=modelVersion,
+                      limit=limit, cursor=cursor, detail=detail)
 
     @server.tool(name="get_result_acceptance",
                  description="Technical validity of one capture: machine verdict, effective "
                  "verdict, every criterion with status, reason codes and facts, and a "
                  "reviewer's override (who, when, note).")
     def get_result_acceptance_tool(owner: str, slug: str, sequenceUid: str) -> dict[str, Any]:
-        try:
-            return get_result_acceptance(store, owner, slug, sequenceUid)
-        except ValueError as exc:
-            raise ToolError(str(exc)) from None
+        return answer(get_result_acceptance, store, owner, slug, sequenceUid)
 
     @server.tool(name="get_campaign_acceptance_summary",
                  description="A dataset's checked captures: counts per effective verdict, "
                  "acceptance / reject / issue rates, and the quality targets crossed now.")
     def get_campaign_acceptance_summary_tool(owner: str, slug: str) -> dict[str, Any]:
-        try:
-            return get_campaign_acceptance_summary(store, owner, slug)
-        except ValueError as exc:
-            raise ToolError(str(exc)) from None
+        return answer(get_campaign_acceptance_summary, store, owner, slug)
 
     @server.tool(name="list_quality_targets",
                  description="A dataset's quality targets: limit, current value, whether "
                  "each is crossed now, and since when its crossing was alerted.")
     def list_quality_targets_tool(owner: str, slug: str) -> dict[str, Any]:
-        try:
-            return list_quality_targets(store, owner, slug)
-        except ValueError as exc:
-            raise ToolError(str(exc)) from None
+        return answer(list_quality_targets, store, owner, slug)
 
     return server

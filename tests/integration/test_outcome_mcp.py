@@ -17,6 +17,13 @@ FULL_ONLY = {"subtasks", "hand_actions", "mistake_type", "recovery_type", "failu
              "leakage_groups", "source_metadata", "labeled_by"}
 
 
+def _server(db: str):
+    """``rcjudge mcp --db DB`` as a stdio server, in this interpreter."""
+    return mcp.StdioServerParameters(
+        command=sys.executable, args=["-m", "rcjudge.cli", "mcp", "--db", db],
+        env={"PYTHONPATH": os.environ.get("PYTHONPATH", "")}, cwd=os.getcwd())
+
+
 def test_get_and_list_over_stdio(tmp_path):
     db = f"sqlite:///{tmp_path / 'l.db'}"
     with Ledger.open(db) as ledger:
@@ -30,10 +37,7 @@ def test_get_and_list_over_stdio(tmp_path):
         expected_full = store.get_label("lab/mcp", uids[0])
 
     async def talk():
-        params = mcp.StdioServerParameters(
-            command=sys.executable, args=["-m", "rcjudge.cli", "mcp", "--db", db],
-            env={"PYTHONPATH": os.environ.get("PYTHONPATH", "")}, cwd=os.getcwd())
-        async with mcp.Client(params) as client:
+        async with mcp.Client(_server(db)) as client:
             tools = sorted(t.name for t in (await client.list_tools()).tools)
             short = await client.call_tool("get_sequence_outcome", {
                 "owner": "lab", "slug": "mcp", "sequenceUid": uids[0]})
@@ -83,10 +87,7 @@ def test_acceptance_tools_over_stdio(tmp_path, make_bundles):
         expected_result = json.loads(json.dumps(get(store, "lab/acc", uids[1])))
 
     async def talk():
-        params = mcp.StdioServerParameters(
-            command=sys.executable, args=["-m", "rcjudge.cli", "mcp", "--db", db],
-            env={"PYTHONPATH": os.environ.get("PYTHONPATH", "")}, cwd=os.getcwd())
-        async with mcp.Client(params) as client:
+        async with mcp.Client(_server(db)) as client:
             tools = sorted(t.name for t in (await client.list_tools()).tools)
             one = await client.call_tool("get_result_acceptance", {
                 "owner": "lab", "slug": "acc", "sequenceUid": uids[1]})

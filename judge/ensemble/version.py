@@ -7,10 +7,11 @@ every output is the file's ``name``.
 
 from __future__ import annotations
 
+import string
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
 from judge.config import SamplingConfig, configs_dir, load_model, load_yaml, sampling_config
 from judge.errors import ConfigError
@@ -88,8 +89,15 @@ class ModelEntry(_Cfg):
                            gpu_share=self.gpu_share, options=dict(self.options))
 
 
+SLOTS = {"attempt": ("instruction", "sensors"), "success": ("instruction", "sensors"),
+         "failure_family": ("instruction", "options", "sensors"),
+         "failure_class": ("family", "instruction", "options", "sensors")}
+
+
 class Prompts(_Cfg):
-    """Question templates; ``{instruction}``, ``{options}``, ``{family}`` are filled in."""
+    """Question templates and the slots each may use (``SLOTS``): ``{instruction}`` (the task
+    catalog's), ``{sensors}`` (``prompts.sensor_text``: the run's contact events),
+    ``{options}`` (the lettered choices) and ``{family}`` (the class step's family)."""
 
     attempt: str = ("The images show a robot during one try at this task: {instruction}. "
                     "Did the robot attempt the task, that is, reach for the object and try to "
@@ -101,6 +109,16 @@ class Prompts(_Cfg):
                            "Which kind of failure was it?\n{options}\nAnswer with one letter.")
     failure_class: str = ("The images show a robot failing this task: {instruction}. "
                           "Which {family} failure was it?\n{options}\nAnswer with one letter.")
+
+    @field_validator(*SLOTS)
+    @classmethod
+    def _known_slots(cls, v: str, info: ValidationInfo) -> str:
+        allowed = SLOTS[info.field_name]
+        for _, slot, _, _ in string.Formatter().parse(v):
+            if slot is not None and slot not in allowed:
+                raise ValueError(f"unknown slot {{{slot}}}; this template may use "
+                                 f"{', '.join(f'{{{a}}}' for a in allowed)}")
+        return v
 
 
 class Frames(_Cfg):

@@ -92,8 +92,8 @@ def main(argv: list[str] | None = None) -> int:
     from judge.ensemble.version import load_judge_version
     from models.tiny import FOLDERS
 
+    paths = [m.resolved_path() for m in load_judge_version(v1).models]
     for profile, folder in FOLDERS.items():  # a tiny judge's models, built when missing
-        paths = [m.resolved_path() for m in load_judge_version(v1).models]
         if any(p.endswith(f"/{folder}/{Path(p).name}") and not Path(p, "config.json").exists()
                for p in paths):
             _run(["models", "build-tiny", "--profile", profile], log)

@@ -29,6 +29,7 @@ from judge.ensemble.prompts import (
     class_request,
     family_request,
     instruction_for,
+    motion_text,
     question_images,
     sensor_text,
     yes_no_requests,
@@ -57,6 +58,7 @@ class Prepared:
     instruction: str
     frames: np.ndarray  # (K, H, W', 3) uint8, the images every question shows
     sensors: str  # the contact events as text, for templates with {sensors}
+    motion: str  # the arm's and fingers' motion as text, for templates with {motion}
     duration_s: float
     cycle_sec: float
     intake_s: float
@@ -97,6 +99,7 @@ def prepare_admitted(a: Admitted, version: JudgeVersion, run_id: str | None = No
                     bundle_hash=bundle.bundle_hash, attribution=bundle.attribution,
                     instruction=a.instruction, frames=frames,
                     sensors=sensor_text(contacts, streams.duration_s),
+                    motion=motion_text(streams.signals, contacts),
                     duration_s=streams.duration_s,
                     cycle_sec=max(cycle_time(streams.signals), 1e-3),
                     intake_s=a.intake_s, frames_s=t2 - t1)
@@ -135,7 +138,7 @@ class Judge:
     # --- steps -------------------------------------------------------------------------
     def yes_no(self, p: Prepared) -> list[ScoreRequest]:
         """The attempt and the success question (two requests, same frames) for each model."""
-        return yes_no_requests(p.frames, p.instruction, self.version, p.sensors)
+        return yes_no_requests(p.frames, p.instruction, self.version, p.sensors, p.motion)
 
     def initial_votes(self, raw: Sequence[Sequence[np.ndarray]]) -> list[ModelVote]:
         """Calibrated yes/no votes from each model's [P(attempt), P(success)] answers."""
@@ -148,12 +151,13 @@ class Judge:
         return class_voters(votes, self.version.vote.yes_threshold)
 
     def family(self, p: Prepared) -> ScoreRequest:
-        return family_request(p.frames, p.instruction, self.version, self.taxonomy, p.sensors)
+        return family_request(p.frames, p.instruction, self.version, self.taxonomy, p.sensors,
+                              p.motion)
 
     def klass(self, p: Prepared, family_req: ScoreRequest, family_p: np.ndarray) -> ScoreRequest:
         fam = family_req.labels[int(np.argmax(family_p))]
         return class_request(p.frames, p.instruction, fam, self.version, self.taxonomy,
-                             p.sensors)
+                             p.sensors, p.motion)
 
     @staticmethod
     def with_class(mv: ModelVote, family_p: np.ndarray, class_req: ScoreRequest,

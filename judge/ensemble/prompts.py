@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from judge.bundle.contacts import ContactEvent
+from judge.bundle.streams import Signals
 from judge.config import configs_dir, load_yaml
 from judge.ensemble.taxonomy import Taxonomy
 from judge.ensemble.version import JudgeVersion
@@ -84,30 +85,75 @@ def sensor_text(contacts: Sequence[ContactEvent], duration_s: float) -> str:
     return f"The force sensors recorded: {events}; the run lasted {duration_s:.1f} s."
 
 
+#: The arm counts as still at the end when its joints' mean speed (the norm over joints) over
+#: the last ``END_WINDOW_S`` is below this (rad/s).
+STILL_RAD_S = 0.5
+END_WINDOW_S = 0.25
+#: The fingers count as having closed when their opening fell this far below its widest (m).
+CLOSE_TRAVEL_M = 0.005
+
+
+def _pct(x: float) -> int:
+    """A percentage to the nearest 5, half up."""
+    return int(5 * np.floor(x / 5 + 0.5))
+
+
+def motion_text(signals: Signals, contacts: Sequence[ContactEvent]) -> str:
+    """What the joint and gripper position streams recorded, for templates with ``{motion}``.
+
+    The arm: the joints' total travel (the sum of every joint's absolute steps, rad; a
+    prismatic joint adds metres) and whether it was still at the end (:data:`STILL_RAD_S`).
+    The fingers: the narrowest they closed to, as a percentage of their widest opening (to
+    the nearest 5), when, whether a grasp held anything (a ``grasp`` contact event), and
+    where they ended:
+    ``"The arm's joints travelled 7.6 rad and were still at the end. The fingers closed to
+    40 % of their widest at 0.5 s, gripping, and ended at 45 %."``
+    """
+    parts = []
+    if len(signals.t) > 1:
+        travel = float(np.abs(np.diff(signals.position, axis=0)).sum())
+        end = signals.t >= signals.t[-1] - END_WINDOW_S
+        speed = float(np.linalg.norm(signals.velocity[end], axis=1).mean())
+        state = "still" if speed < STILL_RAD_S else "still moving"
+        parts.append(f"The arm's joints travelled {travel:.1f} rad and were {state} at the end.")
+    w = signals.gripper_width
+    if len(w) > 1:
+        widest, i = float(w.max()), int(np.argmin(w))
+        if widest - float(w[i]) < CLOSE_TRAVEL_M:
+            parts.append("The fingers never closed.")
+        else:
+            grip = "gripping" if any(c.kind == "grasp" for c in contacts) else "on nothing"
+            parts.append(f"The fingers closed to {_pct(100 * w[i] / widest)} % of their widest "
+                         f"at {signals.gripper_t[i]:.1f} s, {grip}, and ended at "
+                         f"{_pct(100 * w[-1] / widest)} %.")
+    return " ".join(parts)
+
+
 def yes_no_requests(frames: np.ndarray, instruction: str, version: JudgeVersion,
-                    sensors: str = "") -> list[ScoreRequest]:
+                    sensors: str = "", motion: str = "") -> list[ScoreRequest]:
     """The attempt and the success question: two requests, same frames."""
     p = version.prompts
-    fill = {"instruction": instruction, "sensors": sensors}
+    fill = {"instruction": instruction, "sensors": sensors, "motion": motion}
     return [ScoreRequest(frames, p.attempt.format(**fill), YES_NO, "attempt"),
             ScoreRequest(frames, p.success.format(**fill), YES_NO, "success")]
 
 
 def family_request(frames: np.ndarray, instruction: str, version: JudgeVersion,
-                   taxonomy: Taxonomy, sensors: str = "") -> ScoreRequest:
+                   taxonomy: Taxonomy, sensors: str = "", motion: str = "") -> ScoreRequest:
     families = list(taxonomy.families)
     text = version.prompts.failure_family.format(
-        instruction=instruction, sensors=sensors,
+        instruction=instruction, sensors=sensors, motion=motion,
         options=_options(families, taxonomy.families))
     return ScoreRequest(frames, text, tuple(LETTERS[: len(families)]), "failure_family",
                         tuple(families))
 
 
 def class_request(frames: np.ndarray, instruction: str, family: str, version: JudgeVersion,
-                  taxonomy: Taxonomy, sensors: str = "") -> ScoreRequest:
+                  taxonomy: Taxonomy, sensors: str = "", motion: str = "") -> ScoreRequest:
     names = taxonomy.in_family(family)
     desc = {n: taxonomy.classes[n].description for n in names}
     text = version.prompts.failure_class.format(instruction=instruction, family=family,
-                                                sensors=sensors, options=_options(names, desc))
+                                                sensors=sensors, motion=motion,
+                                                options=_options(names, desc))
     return ScoreRequest(frames, text, tuple(LETTERS[: len(names)]), "failure_class",
                         tuple(names))

@@ -89,14 +89,16 @@ class ModelEntry(_Cfg):
                            gpu_share=self.gpu_share, options=dict(self.options))
 
 
-SLOTS = {"attempt": ("instruction", "sensors"), "success": ("instruction", "sensors"),
-         "failure_family": ("instruction", "options", "sensors"),
-         "failure_class": ("family", "instruction", "options", "sensors")}
+SLOTS = {"attempt": ("instruction", "motion", "sensors"),
+         "success": ("instruction", "motion", "sensors"),
+         "failure_family": ("instruction", "motion", "options", "sensors"),
+         "failure_class": ("family", "instruction", "motion", "options", "sensors")}
 
 
 class Prompts(_Cfg):
     """Question templates and the slots each may use (``SLOTS``): ``{instruction}`` (the task
     catalog's), ``{sensors}`` (``prompts.sensor_text``: the run's contact events),
+    ``{motion}`` (``prompts.motion_text``: the arm's travel, the fingers' closing),
     ``{options}`` (the lettered choices) and ``{family}`` (the class step's family)."""
 
     attempt: str = ("The images show a robot during one try at this task: {instruction}. "

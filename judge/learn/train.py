@@ -96,6 +96,7 @@ class Example:
     instruction: str
     label: Label
     sensors: str = ""  # the contact events as text (Prepared.sensors)
+    motion: str = ""  # the arm's and fingers' motion as text (Prepared.motion)
 
 
 def _sha(text: str) -> str:
@@ -130,14 +131,15 @@ def labelled_runs(ledger: Ledger, parent: str,
 def questions(ex: Example, version: JudgeVersion,
               taxonomy: Taxonomy) -> list[tuple[ScoreRequest, int]]:
     """The parent's questions about one run, each with the index of the right answer."""
-    attempt, success = yes_no_requests(ex.frames, ex.instruction, version, ex.sensors)
+    attempt, success = yes_no_requests(ex.frames, ex.instruction, version, ex.sensors, ex.motion)
     out = [(attempt, 0 if ex.label.attempt else 1), (success, 0 if ex.label.success else 1)]
     cls = ex.label.failure_class
     if not ex.label.success and cls in taxonomy.classes:
-        fam = family_request(ex.frames, ex.instruction, version, taxonomy, ex.sensors)
+        fam = family_request(ex.frames, ex.instruction, version, taxonomy, ex.sensors,
+                             ex.motion)
         out.append((fam, fam.labels.index(cls.partition(".")[0])))
         req = class_request(ex.frames, ex.instruction, cls.partition(".")[0], version, taxonomy,
-                            ex.sensors)
+                            ex.sensors, ex.motion)
         out.append((req, req.labels.index(cls)))
     return out
 
@@ -252,7 +254,7 @@ def _raw_dataset(backends: Sequence, examples: Sequence[Example],
     """Raw P(yes) of each model on each run's attempt and success question, with labels."""
     pa, ps = [], []
     for ex in examples:
-        reqs = yes_no_requests(ex.frames, ex.instruction, version, ex.sensors)
+        reqs = yes_no_requests(ex.frames, ex.instruction, version, ex.sensors, ex.motion)
         answers = [b.score(reqs) for b in backends]
         pa.append([float(a[0][0]) for a in answers])
         ps.append([float(a[1][0]) for a in answers])
@@ -316,7 +318,8 @@ def train_version(ledger: Ledger, parent: JudgeVersion, new_name: str,
             finally:
                 meter.step()
             examples[part].append(Example(run.run_id, p.bundle_hash, p.attribution.task.id,
-                                          group, p.frames, p.instruction, label, p.sensors))
+                                          group, p.frames, p.instruction, label, p.sensors,
+                                          p.motion))
     meter.close()
     prepare_s = time.perf_counter() - t0
 

@@ -179,3 +179,20 @@ def test_a_sensors_judge_asks_every_question_with_the_bundles_contact_events(bun
         assert all(line in r.prompt for r in b.requests)
     # the default templates have no slot: the same bundle is asked exactly as before
     assert all("force sensors" not in r.prompt for r in plain.backends[0].requests)
+
+
+def test_a_motion_judge_asks_every_question_with_the_arm_and_fingers_motion(bundle):
+    """This synthetic slip's fingers open at 0.08 m, collapse shut when the object slips out
+    (4.3 s) and reopen to 0.08 m: closed to 0 % of their widest, gripping, ended at 100 %."""
+    from judge.ensemble.version import load_judge_version
+
+    scripts = [{"attempt": 0.9, "success": 0.1, "failure_class": "grasp.slip"}] * 3
+    judge = fake_judge(scripts, prompts=load_judge_version("tiny-vision-streams").prompts)
+    judge.judge(bundle)
+    fingers = ("The fingers closed to 0 % of their widest at 4.3 s, gripping, and ended at "
+               "100 %.")
+    for b in judge.backends:
+        assert [r.kind for r in b.requests] == [
+            "attempt", "success", "failure_family", "failure_class"]
+        assert all("slip at 4.3 s; the run lasted 6.0 s. The arm's joints travelled " in r.prompt
+                   and f"at the end. {fingers} " in r.prompt for r in b.requests)

@@ -50,13 +50,13 @@ def test_cli_prints_the_typo_in_one_line(tmp_path, capsys):
 @pytest.mark.parametrize(("prompts", "expected"), [
     ({"success": "Done? {sensor} Answer yes or no."},
      "prompts.success: Value error, unknown slot {sensor}; this template may use "
-     "{instruction}, {sensors} (got 'Done? {sensor} Answer yes or no.')"),
+     "{instruction}, {motion}, {sensors} (got 'Done? {sensor} Answer yes or no.')"),
     ({"attempt": "Tried {options}?"},
      "prompts.attempt: Value error, unknown slot {options}; this template may use "
-     "{instruction}, {sensors} (got 'Tried {options}?')"),
+     "{instruction}, {motion}, {sensors} (got 'Tried {options}?')"),
     ({"failure_family": "Which {family}? {options}"},
      "prompts.failure_family: Value error, unknown slot {family}; this template may use "
-     "{instruction}, {options}, {sensors} (got 'Which {family}? {options}')"),
+     "{instruction}, {motion}, {options}, {sensors} (got 'Which {family}? {options}')"),
 ])
 def test_a_misspelled_prompt_slot_is_refused_when_the_version_loads(tmp_path, prompts, expected):
     path = tmp_path / "slots.yaml"
@@ -71,8 +71,9 @@ def test_every_slot_a_template_may_use_loads(tmp_path):
     path = tmp_path / "slots.yaml"
     path.write_text(yaml.safe_dump({"name": "slots", "models": [
         {"name": f"m{i}", "backend": "fake"} for i in range(3)], "prompts": {
-        "attempt": "{instruction} {sensors}", "success": "{instruction} {sensors}",
-        "failure_family": "{instruction} {sensors} {options}",
-        "failure_class": "{instruction} {sensors} {family} {options}"}}))
+        "attempt": "{instruction} {sensors} {motion}",
+        "success": "{instruction} {sensors} {motion}",
+        "failure_family": "{instruction} {sensors} {motion} {options}",
+        "failure_class": "{instruction} {sensors} {motion} {family} {options}"}}))
     assert load_judge_version(str(path)).prompts.failure_class == (
-        "{instruction} {sensors} {family} {options}")
+        "{instruction} {sensors} {motion} {family} {options}")

@@ -80,6 +80,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--patience", type=int, default=5)
     ap.add_argument("--lr", type=float, default=5e-4)
     ap.add_argument("--warmup-steps", type=int, default=60)
+    ap.add_argument("--blank-images", type=float, default=0.0,
+                    help="rcjudge train --blank-images: modality dropout while training")
     ap.add_argument("--out", default="bench-out/judge-quality")
     args = ap.parse_args(argv)
 
@@ -116,7 +118,8 @@ def main(argv: list[str] | None = None) -> int:
                                   "--patience", str(args.patience), "--lr", str(args.lr),
                                   "--warmup-steps", str(args.warmup_steps),
                                   "--seed", str(args.seed), "--hold-out-tasks",
-                                  args.hold_out_task], log)
+                                  args.hold_out_task, "--blank-images",
+                                  str(args.blank_images)], log)
     times["judge v2"] = _run(["rejudge", "--from", v1, "--to", str(config), "--db", db], log)
     t0 = time.perf_counter()
     _run(["eval", "--judge", v1, "--compare", str(config), "--labels",

@@ -33,7 +33,7 @@ import hashlib
 import json
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -82,6 +82,7 @@ class TrainConfig:
     max_steps: int | None = None  # a cap on optimizer steps per model (CI's small run)
     lora: bool | None = None  # LoRA adapters (peft) instead of full fine-tuning; None: on CUDA
     lora_rank: int = 8
+    blank_images: float = 0.0  # P(a training question is shown blank frames): modality dropout
 
 
 @dataclass(frozen=True)
@@ -161,6 +162,17 @@ def mean_loss(backend, data: Sequence[tuple[ScoreRequest, int]]) -> float:
         return float(sum(float(_loss(backend, [d])) for d in data) / len(data))
 
 
+def blanked(batch: Sequence[tuple[ScoreRequest, int]], p: float,
+            rng: np.random.Generator) -> list[tuple[ScoreRequest, int]]:
+    """Each question, with probability ``p``, shown black frames instead of its own (modality
+    dropout: a model that cannot lean on the images of a run it memorised must read the text)."""
+    if p <= 0:
+        return list(batch)
+    hide = rng.random(len(batch)) < p
+    return [(replace(req, frames=np.zeros_like(req.frames)), t) if h else (req, t)
+            for (req, t), h in zip(batch, hide, strict=True)]
+
+
 #: Gradients are clipped to this global norm (one bad batch cannot undo an epoch).
 CLIP_NORM = 1.0
 
@@ -213,12 +225,14 @@ def train_model(backend, train: list, val: list, seed: int, cfg: TrainConfig,
     best = {"val_loss": mean_loss(backend, val), "epoch": 0,
             "state": {k: v.detach().clone() for k, v in model.state_dict().items()}}
     history, steps, stale = [], 0, 0
+    blank_rng = np.random.default_rng([seed, 1])  # its own stream: data order stays the same
     for epoch in range(1, cfg.epochs + 1):
         model.train()
         order = rng.permutation(len(train))
         losses = []
         for i in range(0, len(order), cfg.batch):
-            loss = _loss(backend, [train[j] for j in order[i:i + cfg.batch]])
+            loss = _loss(backend, blanked([train[j] for j in order[i:i + cfg.batch]],
+                                          cfg.blank_images, blank_rng))
             opt.zero_grad()
             loss.backward()
             torch.nn.utils.clip_grad_norm_(params, CLIP_NORM)
@@ -245,7 +259,8 @@ def train_model(backend, train: list, val: list, seed: int, cfg: TrainConfig,
     if lora:
         merge_lora(backend)
     return {"best_epoch": best["epoch"], "best_val_loss": round(best["val_loss"], 5),
-            "steps": steps, "lora": lora, "trainable_parameters": trainable,
+            "steps": steps, "lora": lora, "blank_images": cfg.blank_images,
+            "trainable_parameters": trainable,
             "parameters": total, "history": history}
 
 
@@ -282,6 +297,9 @@ def train_version(ledger: Ledger, parent: JudgeVersion, new_name: str,
     """
     from models.registry import create_backend
 
+    if not 0.0 <= cfg.blank_images < 1.0:
+        raise TrainError(f"--blank-images {cfg.blank_images}: a probability in [0, 1) "
+                         "(at 1 no question would show its images)")
     target = version_path(new_name, config_out)  # refused before any work if taken
     weights_root = models_dir() / new_name
     if weights_root.exists():

@@ -150,3 +150,32 @@ def test_lora_trains_only_adapters_and_writes_a_plain_checkpoint(ledger_url, tmp
     judge = Judge(load_judge_version(str(path)))  # loads as a plain transformers model
     assert len(judge.backends) == 3
     judge.close()
+
+
+def test_blanked_hides_the_frames_of_about_p_of_the_questions_and_keeps_their_targets():
+    import numpy as np
+
+    from judge.learn.train import blanked
+    from models.base import ScoreRequest
+
+    frames = np.full((1, 4, 4, 3), 200, np.uint8)
+    batch = [(ScoreRequest(frames, f"q{i}", ("yes", "no"), "success"), i % 2) for i in range(8)]
+    assert blanked(batch, 0.0, np.random.default_rng(0)) == batch
+    hide = np.random.default_rng(5).random(8) < 0.5  # the draws blanked makes, in order
+    out = blanked(batch, 0.5, np.random.default_rng(5))
+    assert 0 < hide.sum() < 8
+    for (req, t), (orig, t0), h in zip(out, batch, hide, strict=True):
+        assert (req.prompt, req.choices, t) == (orig.prompt, orig.choices, t0)
+        assert int(req.frames.max()) == (0 if h else 200) and req.frames.shape == frames.shape
+    assert int(frames.min()) == 200  # the originals are untouched
+
+
+def test_blank_images_of_one_or_more_is_refused_before_anything_is_written(ledger_url, tmp_path,
+                                                                           capsys):
+    config = tmp_path / "b.yaml"
+    assert main(["train", "--from", "tiny", "--out", "tiny-b1", "--db", ledger_url, "--config",
+                 str(config), "--blank-images", "1"]) == 2
+    assert capsys.readouterr().err.strip() == (
+        "rcjudge: error: --blank-images 1.0: a probability in [0, 1) (at 1 no question would "
+        "show its images)")
+    assert not config.exists() and not (models_dir() / "tiny-b1").exists()

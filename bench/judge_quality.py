@@ -1,15 +1,16 @@
 """Judge quality on physics truth: the v1 -> v2 loop end to end, timed stage by stage.
 
 ``python -m bench.judge_quality --n 600 --out bench-out/judge-quality [--workers 2]
-[--judge tiny-vision-sensors]``:
+[--judge tiny-vision-streams]``:
 
 0. ``rcjudge models build-tiny [--profile vision]`` when the judge's tiny models are not
    built yet;
 1. ``rcjudge sim``: N Meta-World rollouts over the tasks, cameras drawn per rollout;
-2. ``rcjudge batch``: the untrained judge (v1, default ``tiny-vision``) judges them all;
+2. ``rcjudge batch``: the untrained judge (v1, default ``tiny-vision-streams``) judges them all;
 3. ``rcjudge truth-labels`` + ``labels import``: operator labels (from the physics truth)
    for ``--label-fraction`` of the runs;
-4. ``rcjudge train``: v2 from v1's labelled history, ``--hold-out-task`` never used;
+4. ``rcjudge train``: v2 from v1's labelled history, ``--hold-out-task`` never used, each
+   training question shown black frames with probability ``--blank-images`` (0.5);
 5. ``rcjudge rejudge``: v2 judges every run beside v1's rows;
 6. ``rcjudge eval --compare``: both versions on the runs neither trained on, against the
    physics truth of every run, with bootstrap intervals, per task, near-threshold slice.
@@ -71,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--tasks", default=TASKS)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--workers", type=int, default=2)
-    ap.add_argument("--judge", default="tiny-vision-sensors", help="v1, the version trained from")
+    ap.add_argument("--judge", default="tiny-vision-streams", help="v1, the version trained from")
     ap.add_argument("--v2", help="name of the trained version (default JUDGE-qSEED); a name "
                     "already trained is never overwritten")
     ap.add_argument("--label-fraction", type=float, default=0.7)
@@ -80,7 +81,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--patience", type=int, default=5)
     ap.add_argument("--lr", type=float, default=5e-4)
     ap.add_argument("--warmup-steps", type=int, default=60)
-    ap.add_argument("--blank-images", type=float, default=0.0,
+    ap.add_argument("--blank-images", type=float, default=0.5,
                     help="rcjudge train --blank-images: modality dropout while training")
     ap.add_argument("--out", default="bench-out/judge-quality")
     args = ap.parse_args(argv)

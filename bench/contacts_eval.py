@@ -4,6 +4,7 @@
     python -m bench.contacts_eval --n 50 --seed 7 --signal actuator    # synth, real gripper
     python -m bench.contacts_eval --source sim --n 40 --signal actuator --workers 2
     python -m bench.contacts_eval --source sim --n 20 --signal actuator --perturbation release
+    python -m bench.contacts_eval --bundles bench-out/sim --judge tiny-vision-streams
 
 Generates ``n`` bundles — ``synth`` (bench.synth, small frames: only the signals matter)
 or ``sim`` (physics rollouts, bench.sim) — whose ``/gripper`` effort is either the
@@ -35,7 +36,7 @@ from judge.bundle.contacts import detect_contacts
 from judge.bundle.decode import load_streams
 from judge.bundle.intake import intake
 from judge.bundle.streams import GRIPPER_META
-from judge.config import resolve_gripper, sampling_config
+from judge.config import SamplingConfig, resolve_gripper, sampling_config
 
 TOLERANCE_S = 0.1
 
@@ -46,13 +47,14 @@ def _outcome(truth: dict) -> str:
 
 
 def evaluate(bundles: list[Path], tolerance: float = TOLERANCE_S,
-             use_profile: bool = True) -> dict:
+             use_profile: bool = True, cfg: SamplingConfig | None = None) -> dict:
     """Match detections to truth per bundle; returns counts and per-kind figures.
 
     ``use_profile=False`` ignores the bundles' gripper profiles: the force detector reads
-    whatever the effort is (the baseline an actuator effort defeats).
+    whatever the effort is (the baseline an actuator effort defeats). ``cfg``: the detection
+    settings (default ``configs/sampling.yaml``).
     """
-    cfg = sampling_config()
+    cfg = cfg or sampling_config()
     found = missed = spurious = 0
     errors: list[float] = []
     misses: list[dict] = []
@@ -120,9 +122,22 @@ def main() -> None:
     parser.add_argument("--perturbation", default=None,
                         help="sim: force one perturbation kind (e.g. release) for every run")
     parser.add_argument("--duration", type=float, default=3.0, help="sim: seconds a rollout")
+    parser.add_argument("--judge", help="detect with this judge version's sampling settings "
+                        "(default configs/sampling.yaml)")
+    parser.add_argument("--bundles", help="score the bundles (with truth.json) in this folder "
+                        "instead of generating --n")
     args = parser.parse_args()
+    cfg = None
+    if args.judge:
+        from judge.ensemble.version import load_judge_version
+
+        cfg = load_judge_version(args.judge).sampling_settings()
     with tempfile.TemporaryDirectory() as tmp:
-        if args.source == "synth":
+        if args.bundles:
+            bundles = sorted(p.parent for p in Path(args.bundles).glob("*/truth.json"))
+            if not bundles:
+                raise SystemExit(f"{args.bundles}: no bundle with a truth.json in it")
+        elif args.source == "synth":
             cfg = SynthConfig(seed=args.seed, width=96, height=64, fps=5,
                               gripper_signal=args.signal)
             bundles = write_synthetic_set(tmp, args.n, cfg)
@@ -133,13 +148,14 @@ def main() -> None:
                               gripper_signal=args.signal, perturbation=args.perturbation,
                               duration_s=args.duration)
             bundles, _ = write_sim_set(tmp, args.n, sim, workers=args.workers)
-        result = evaluate(bundles)
+        result = evaluate(bundles, cfg=cfg)
         if args.signal == "actuator":
-            base = evaluate(bundles, use_profile=False)
+            base = evaluate(bundles, use_profile=False, cfg=cfg)
             result["baseline_force_detector"] = {
                 k: v for k, v in base.items() if k not in ("misses", "spurious_events")}
-    print(json.dumps({"source": args.source, "signal": args.signal, "seed": args.seed,
-                      **result}, indent=2))
+    source = {"bundles": args.bundles} if args.bundles else {
+        "source": args.source, "signal": args.signal, "seed": args.seed}
+    print(json.dumps({**source, "judge": args.judge, **result}, indent=2))
 
 
 if __name__ == "__main__":

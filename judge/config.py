@@ -56,6 +56,9 @@ class ContactConfig(_Config):
     impact_on_sigma: float = Field(12.0, gt=0, description="Residual norm starting an impact.")
     impact_off_sigma: float = Field(5.0, gt=0, description="Residual norm ending an impact.")
     min_gap_s: float = Field(0.2, ge=0, description="Impacts closer than this merge (s).")
+    impact_min_nm: float = Field(0.0, ge=0, description="An impact's residual must also reach "
+                                 "this (Nm), however quiet the effort: set for noise-free "
+                                 "(simulated) efforts or to the smallest knock that counts.")
 
     @model_validator(mode="after")
     def _hysteresis(self) -> ContactConfig:

@@ -11,8 +11,10 @@ it) so noise near a threshold cannot chatter:
   not (collapsing toward closed, staying put, or only drifting open as a weak grip lets
   the object slide out);
 * joint effort: ``impact`` where the effort leaves its median-filtered baseline
-  by many robust sigmas (collisions, knocks). A running median follows steps
-  (a payload lifted or dropped) without flagging them.
+  by many robust sigmas (collisions, knocks), and by at least ``impact_min_nm``: on a
+  noise-free effort (a simulator's) the robust sigma is ~0 and every motion transient would
+  read as thousands of sigmas. A running median follows steps (a payload lifted or
+  dropped) without flagging them.
 """
 
 from __future__ import annotations
@@ -127,7 +129,12 @@ def inertia_compensated(t: np.ndarray, velocity: np.ndarray, effort: np.ndarray,
 
 def impact_events(t: np.ndarray, velocity: np.ndarray, effort: np.ndarray,
                   cfg: ContactConfig) -> list[ContactEvent]:
-    """Impacts: the inertia-compensated effort residual in robust sigmas."""
+    """Impacts: the inertia-compensated effort residual in robust sigmas.
+
+    The sigma is floored at ``impact_min_nm / impact_on_sigma``, so an impact starts where
+    the residual exceeds both ``impact_on_sigma`` robust sigmas and ``impact_min_nm``, and
+    ends below the same floor scaled by ``impact_off_sigma``; ``peak`` is in floored sigmas.
+    """
     if len(t) < 5:
         return []
     rate = (len(t) - 1) / (t[-1] - t[0])
@@ -135,7 +142,7 @@ def impact_events(t: np.ndarray, velocity: np.ndarray, effort: np.ndarray,
     comp = inertia_compensated(t, velocity, effort, window)
     resid = comp - running_median(comp, window)  # (N, J)
     mad = np.median(np.abs(resid - np.median(resid, axis=0)), axis=0)
-    sigma = np.maximum(1.4826 * mad, 1e-9)  # (J,)
+    sigma = np.maximum(1.4826 * mad, max(cfg.impact_min_nm / cfg.impact_on_sigma, 1e-9))  # (J,)
     score = np.abs(resid / sigma).max(axis=1)  # (N,)
     merged: list[list[int]] = []
     for a, b in segments(hysteresis(score, cfg.impact_on_sigma, cfg.impact_off_sigma)):

@@ -122,9 +122,14 @@ def version_parts(version: JudgeVersion, taxonomy: Taxonomy) -> dict[str, Any]:
     parts["frames"] = version.frames.model_dump(mode="json")
     parts["vote"] = version.vote.model_dump(mode="json")
     sampling = version.sampling_settings()
-    # finger detection at its defaults adds nothing: fingerprints from before it stay valid
-    same = sampling.fingers == FingerConfig()
-    parts["sampling"] = sampling.model_dump(mode="json", exclude={"fingers"} if same else None)
+    # settings added later add nothing at their defaults (finger detection, the impact
+    # floor): fingerprints from before them stay valid
+    exclude: dict[str, Any] = {}
+    if sampling.fingers == FingerConfig():
+        exclude["fingers"] = True
+    if sampling.contacts.impact_min_nm == 0:
+        exclude["contacts"] = {"impact_min_nm"}
+    parts["sampling"] = sampling.model_dump(mode="json", exclude=exclude or None)
     parts["taxonomy"] = taxonomy.model_dump(mode="json")
     return parts
 

@@ -188,19 +188,25 @@ def test_judges_show_prints_the_fingerprint_and_compares_with_the_ledger(tmp_pat
         "ledger: judged with 0000000000000000, changed since: prompts")
 
 
-def test_finger_settings_at_their_defaults_leave_the_fingerprint_as_it_was(model_folder):
-    """The fingers section (width + actuator detection) is new: at its defaults the sampling
-    part hashes exactly as before it existed; a changed setting is a changed part."""
+def test_settings_added_later_at_their_defaults_leave_the_fingerprint_as_it_was(model_folder):
+    """The fingers section (width + actuator detection) and the impact floor are newer than
+    the first fingerprints: at their defaults the sampling part hashes exactly as before
+    they existed; a changed setting is a changed part."""
     from judge.ensemble.fingerprint import version_parts
 
     taxonomy = load_taxonomy()
     base = version_with_files(model_folder)
     parts = version_parts(base, taxonomy)
-    assert "fingers" not in parts["sampling"]
-    assert set(parts["sampling"]) == {"contacts", "sample"}
-    before = json.dumps(SamplingConfig().model_dump(mode="json", exclude={"fingers"}),
-                        sort_keys=True)
-    assert json.dumps(parts["sampling"], sort_keys=True) == before
-    changed = version_with_files(model_folder, sampling={"fingers": {"settle_s": 0.2}})
-    assert fingerprint(changed, taxonomy).changed(fingerprint(base, taxonomy).parts) == [
-        "sampling"]
+    assert parts["sampling"] == {  # the sampling part as the first fingerprints hashed it
+        "contacts": {"force_on_n": 3.0, "force_off_n": 1.0, "min_contact_s": 0.05,
+                     "effort_window_s": 0.31, "impact_on_sigma": 12.0, "impact_off_sigma": 5.0,
+                     "min_gap_s": 0.2},
+        "sample": {"frames_per_camera": 16, "dense_half_window_s": 0.4, "dense_step_s": 0.1,
+                   "snap_sparse_to_keyframes": True}}
+    before = fingerprint(base, taxonomy).parts
+    for changed in ({"fingers": {"settle_s": 0.2}}, {"contacts": {"impact_min_nm": 300.0}}):
+        version = version_with_files(model_folder, sampling=changed)
+        assert fingerprint(version, taxonomy).changed(before) == ["sampling"], changed
+    floored = version_parts(version_with_files(
+        model_folder, sampling={"contacts": {"impact_min_nm": 300.0}}), taxonomy)
+    assert floored["sampling"]["contacts"]["impact_min_nm"] == 300.0

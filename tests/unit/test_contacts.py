@@ -143,6 +143,26 @@ def test_impact_found_at_peak_and_payload_step_ignored():
     assert events[0].peak > CFG.impact_on_sigma
 
 
+def test_a_noise_free_effort_needs_the_floor_and_the_floor_is_exclusive():
+    """A simulator's effort has no noise: its robust sigma is ~0, so without a floor a 1 Nm
+    motion transient reads as an impact of ~1e9 sigmas. With ``impact_min_nm`` a residual
+    must also exceed the floor."""
+    t = np.arange(600) / 100.0
+    effort = np.zeros((600, 2))
+    effort[:, 0] += 1.0 * np.exp(-(((t - 1.5) / 0.02) ** 2))  # a 1 Nm transient at 1.5 s
+    effort[:, 1] += 400.0 * np.exp(-(((t - 4.2) / 0.02) ** 2))  # a 400 Nm crash at 4.2 s
+    qd = np.zeros_like(effort)
+    assert [e.t for e in impact_events(t, qd, effort, CFG)] == [1.5, 4.2]
+    floored = ContactConfig(impact_min_nm=300.0)
+    events = impact_events(t, qd, effort, floored)
+    assert [(e.kind, e.t) for e in events] == [("impact", 4.2)]
+    assert events[0].peak == pytest.approx(400.0 / (300.0 / 12.0))  # in floored sigmas
+    # the crash's residual is 400 Nm less its running median (~0): a floor just under finds it,
+    # one just over does not, whatever the sigmas say
+    assert len(impact_events(t, qd, effort, ContactConfig(impact_min_nm=399.0))) == 1
+    assert impact_events(t, qd, effort, ContactConfig(impact_min_nm=401.0)) == []
+
+
 def test_smooth_fast_motion_is_not_an_impact():
     t = np.arange(500) / 100.0
     qd = np.stack([np.sin(2 * np.pi * 1.5 * t)] * 2, axis=1)  # (N, 2) rad/s

@@ -13,7 +13,9 @@
    training question shown black frames with probability ``--blank-images`` (0.5);
 5. ``rcjudge rejudge``: v2 judges every run beside v1's rows;
 6. ``rcjudge eval --compare``: both versions on the runs neither trained on, against the
-   physics truth of every run, with bootstrap intervals, per task, near-threshold slice.
+   physics truth of every run, with bootstrap intervals, per task, near-threshold slice;
+   once on the unseen seeds of the trained tasks (``truth-trained-tasks.csv``: the issue's
+   success, ECE, attempt and class targets) and once with the held-out task too.
 
 Prints a markdown table (the figures of docs/judge-quality.md) and keeps every output under
 ``--out``. Each stage is skipped when its output already exists, so an interrupted run
@@ -23,6 +25,7 @@ resumes. This is a benchmark, not a test: it takes minutes to an hour on 2 cores
 from __future__ import annotations
 
 import argparse
+import csv
 import json
 import os
 import subprocess
@@ -64,6 +67,19 @@ def table(report: dict, v1: str, v2: str) -> str:
                     f"{_fmt(v['attempt'], 'ece')} | {_fmt(v['success'], 'accuracy')} | "
                     f"{_fmt(v['success'], 'ece')} | {_fmt(v['failure_class'], 'accuracy')} |")
     return "\n".join(rows)
+
+
+def trained_tasks_truth(truth: Path, bundles: Path, held_out: set[str], out: Path) -> int:
+    """Write ``truth`` less the runs of the ``held_out`` task ids (read from each run's
+    ``truth.json``) to ``out``: the issue's "unseen seeds" targets are on the trained tasks,
+    the held-out task has its own. Returns the rows written."""
+    with truth.open(newline="") as fh:
+        rows = list(csv.reader(fh))
+    kept = [rows[0]] + [r for r in rows[1:] if json.loads(
+        (bundles / r[0] / "truth.json").read_text())["task_id"] not in held_out]
+    with out.open("w", newline="") as fh:
+        csv.writer(fh).writerows(kept)
+    return len(kept) - 1
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -122,11 +138,23 @@ def main(argv: list[str] | None = None) -> int:
                                   args.hold_out_task, "--blank-images",
                                   str(args.blank_images)], log)
     times["judge v2"] = _run(["rejudge", "--from", v1, "--to", str(config), "--db", db], log)
+    held_out = set(args.hold_out_task.split(",")) if args.hold_out_task else set()
+    trained_tasks_truth(out / "truth.csv", out / "bundles", held_out,
+                        out / "truth-trained-tasks.csv")
     t0 = time.perf_counter()
     _run(["eval", "--judge", v1, "--compare", str(config), "--labels",
           str(out / "truth.csv"), "--db", db, "--out", str(out / "eval")], log)
     times["eval"] = time.perf_counter() - t0
+    _run(["eval", "--judge", v1, "--compare", str(config), "--labels",
+          str(out / "truth-trained-tasks.csv"), "--db", db, "--out",
+          str(out / "eval-trained-tasks")], log)
+    trained = json.loads((out / "eval-trained-tasks" / "report.json").read_text())
+    print("unseen seeds of the trained tasks (the held-out task left out; "
+          "eval-trained-tasks/):")
+    print(table(trained, v1, v2))
     report = json.loads((out / "eval" / "report.json").read_text())
+    print(f"\nevery run neither version trained on, the held-out task ({args.hold_out_task}) "
+          "included (eval/):")
     print(table(report, v1, v2))
     print("\nper task, success accuracy (v1 | v2):")
     for task, row in sorted(report["versions"][v2]["per_task"].items()):

@@ -109,7 +109,7 @@ def evaluate(bundles: list[Path], tolerance: float = TOLERANCE_S,
             "misses": misses, "spurious_events": spurious_events}
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=50)
     parser.add_argument("--seed", type=int, default=7)
@@ -126,12 +126,12 @@ def main() -> None:
                         "(default configs/sampling.yaml)")
     parser.add_argument("--bundles", help="score the bundles (with truth.json) in this folder "
                         "instead of generating --n")
-    args = parser.parse_args()
-    cfg = None
+    args = parser.parse_args(argv)
+    detection = None
     if args.judge:
         from judge.ensemble.version import load_judge_version
 
-        cfg = load_judge_version(args.judge).sampling_settings()
+        detection = load_judge_version(args.judge).sampling_settings()
     with tempfile.TemporaryDirectory() as tmp:
         if args.bundles:
             bundles = sorted(p.parent for p in Path(args.bundles).glob("*/truth.json"))
@@ -148,12 +148,12 @@ def main() -> None:
                               gripper_signal=args.signal, perturbation=args.perturbation,
                               duration_s=args.duration)
             bundles, _ = write_sim_set(tmp, args.n, sim, workers=args.workers)
-        result = evaluate(bundles, cfg=cfg)
+        result = evaluate(bundles, cfg=detection)
         if args.signal == "actuator":
-            base = evaluate(bundles, use_profile=False, cfg=cfg)
+            base = evaluate(bundles, use_profile=False, cfg=detection)
             result["baseline_force_detector"] = {
                 k: v for k, v in base.items() if k not in ("misses", "spurious_events")}
-    source = {"bundles": args.bundles} if args.bundles else {
+    source = {"folder": args.bundles} if args.bundles else {
         "source": args.source, "signal": args.signal, "seed": args.seed}
     print(json.dumps({**source, "judge": args.judge, **result}, indent=2))
 

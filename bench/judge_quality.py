@@ -69,17 +69,16 @@ def table(report: dict, v1: str, v2: str) -> str:
     return "\n".join(rows)
 
 
-def trained_tasks_truth(truth: Path, bundles: Path, held_out: set[str], out: Path) -> int:
+def trained_tasks_truth(truth: Path, bundles: Path, held_out: set[str], out: Path) -> None:
     """Write ``truth`` less the runs of the ``held_out`` task ids (read from each run's
     ``truth.json``) to ``out``: the issue's "unseen seeds" targets are on the trained tasks,
-    the held-out task has its own. Returns the rows written."""
+    the held-out task has its own."""
     with truth.open(newline="") as fh:
         rows = list(csv.reader(fh))
     kept = [rows[0]] + [r for r in rows[1:] if json.loads(
         (bundles / r[0] / "truth.json").read_text())["task_id"] not in held_out]
     with out.open("w", newline="") as fh:
         csv.writer(fh).writerows(kept)
-    return len(kept) - 1
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -73,10 +73,12 @@ def trained_tasks_truth(truth: Path, bundles: Path, held_out: set[str], out: Pat
     """Write ``truth`` less the runs of the ``held_out`` task ids (read from each run's
     ``truth.json``) to ``out``: the issue's "unseen seeds" targets are on the trained tasks,
     the held-out task has its own."""
+    from bench.sim.truth_labels import find_truths
+
+    task = {run_id: doc["task_id"] for run_id, doc in find_truths(bundles)}
     with truth.open(newline="") as fh:
         rows = list(csv.reader(fh))
-    kept = [rows[0]] + [r for r in rows[1:] if json.loads(
-        (bundles / r[0] / "truth.json").read_text())["task_id"] not in held_out]
+    kept = [rows[0]] + [r for r in rows[1:] if task[r[0]] not in held_out]
     with out.open("w", newline="") as fh:
         csv.writer(fh).writerows(kept)
 

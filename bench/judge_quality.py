@@ -100,6 +100,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--warmup-steps", type=int, default=60)
     ap.add_argument("--blank-images", type=float, default=0.5,
                     help="rcjudge train --blank-images: modality dropout while training")
+    ap.add_argument("--travel-jitter", type=float, default=0.0,
+                    help="rcjudge train --travel-jitter: the arm travel's scale drawn per "
+                    "training question")
     ap.add_argument("--out", default="bench-out/judge-quality")
     args = ap.parse_args(argv)
 
@@ -107,7 +110,8 @@ def main(argv: list[str] | None = None) -> int:
     out.mkdir(parents=True, exist_ok=True)
     log, db = out / "log.txt", f"sqlite:///{out / 'ledger.db'}"
     v1, v2 = args.judge, args.v2 or f"{args.judge}-q{args.seed}"
-    times: dict[str, float] = {}
+    times_path = out / "times.json"  # a resumed run keeps the seconds of the stages it skips
+    times: dict[str, float] = json.loads(times_path.read_text()) if times_path.exists() else {}
     at = "2026-12-01T00:00:00Z"
     from judge.ensemble.version import load_judge_version
     from models.tiny import FOLDERS
@@ -121,7 +125,10 @@ def main(argv: list[str] | None = None) -> int:
         times["sim"] = _run(["sim", "--tasks", args.tasks, "--n", str(args.n), "--out",
                              str(out / "bundles"), "--seed", str(args.seed), "--workers",
                              str(args.workers)], log)
-    times["judge v1"] = _run(["batch", str(out / "bundles"), "--judge", v1, "--db", db], log)
+    fresh_ledger = not (out / "ledger.db").exists()  # else v1's judgments are skipped
+    seconds = _run(["batch", str(out / "bundles"), "--judge", v1, "--db", db], log)
+    if fresh_ledger:
+        times["judge v1"] = seconds
     if not (out / "labels.csv").exists():
         _run(["truth-labels", str(out / "bundles"), "--out", str(out / "labels.csv"),
               "--fraction", str(args.label_fraction), "--seed", str(args.seed),
@@ -130,15 +137,19 @@ def main(argv: list[str] | None = None) -> int:
               "--labeled-by", "physics", "--labeled-at", at, "--near-threshold"], log)
         _run(["labels", "import", str(out / "labels.csv"), "--db", db], log)
     config = out / f"{v2}.yaml"
-    if not config.exists():
+    trained_now = not config.exists()
+    if trained_now:
         times["train v2"] = _run(["train", "--from", v1, "--out", v2, "--config",
                                   str(config), "--db", db, "--epochs", str(args.epochs),
                                   "--patience", str(args.patience), "--lr", str(args.lr),
                                   "--warmup-steps", str(args.warmup_steps),
                                   "--seed", str(args.seed), "--hold-out-tasks",
                                   args.hold_out_task, "--blank-images",
-                                  str(args.blank_images)], log)
-    times["judge v2"] = _run(["rejudge", "--from", v1, "--to", str(config), "--db", db], log)
+                                  str(args.blank_images), "--travel-jitter",
+                                  str(args.travel_jitter)], log)
+    seconds = _run(["rejudge", "--from", v1, "--to", str(config), "--db", db], log)
+    if trained_now or "judge v2" not in times:
+        times["judge v2"] = seconds
     held_out = set(args.hold_out_task.split(",")) if args.hold_out_task else set()
     trained_tasks_truth(out / "truth.csv", out / "bundles", held_out,
                         out / "truth-trained-tasks.csv")
@@ -163,7 +174,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  {task:<34} {v1_row.get('success_accuracy')} | {row.get('success_accuracy')}"
               f"  (n {row.get('n')})")
     print("\nwall seconds: " + ", ".join(f"{k} {v:.0f}" for k, v in times.items()))
-    (out / "times.json").write_text(json.dumps(times, indent=2) + "\n")
+    times_path.write_text(json.dumps(times, indent=2) + "\n")
     return 0
 
 

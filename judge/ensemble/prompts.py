@@ -8,6 +8,7 @@ the task catalog keyed by ``task.id``; the policy's identity never enters a prom
 
 from __future__ import annotations
 
+import re
 import string
 from collections.abc import Sequence
 from functools import cache
@@ -98,6 +99,21 @@ def _pct(x: float) -> int:
     return int(5 * np.floor(x / 5 + 0.5))
 
 
+#: The arm's travel as :func:`motion_text` words it; :func:`scale_travel` finds it there.
+TRAVEL = re.compile(r"travelled (\d+\.\d) rad")
+
+
+def travel_clause(travel: float) -> str:
+    return f"travelled {travel:.1f} rad"
+
+
+def scale_travel(text: str, factor: float) -> str:
+    """``text`` with the arm's travel (as :func:`motion_text` words it) times ``factor``, to a
+    tenth of a radian: ``scale_travel("... travelled 7.6 rad ...", 1.25)`` -> ``"... travelled
+    9.5 rad ..."``; a text without it is returned as it is."""
+    return TRAVEL.sub(lambda m: travel_clause(float(m.group(1)) * factor), text)
+
+
 def motion_text(signals: Signals, contacts: Sequence[ContactEvent]) -> str:
     """What the joint and gripper position streams recorded, for templates with ``{motion}``.
 
@@ -115,7 +131,7 @@ def motion_text(signals: Signals, contacts: Sequence[ContactEvent]) -> str:
         end = signals.t >= signals.t[-1] - END_WINDOW_S
         speed = float(np.linalg.norm(signals.velocity[end], axis=1).mean())
         state = "still" if speed < STILL_RAD_S else "still moving"
-        parts.append(f"The arm's joints travelled {travel:.1f} rad and were {state} at the end.")
+        parts.append(f"The arm's joints {travel_clause(travel)} and were {state} at the end.")
     w = signals.gripper_width
     if len(w) > 1:
         widest, i = float(w.max()), int(np.argmin(w))

@@ -40,7 +40,12 @@ import numpy as np
 
 from judge.ensemble.fingerprint import fingerprint
 from judge.ensemble.judge import prepare
-from judge.ensemble.prompts import class_request, family_request, yes_no_requests
+from judge.ensemble.prompts import (
+    class_request,
+    family_request,
+    scale_travel,
+    yes_no_requests,
+)
 from judge.ensemble.taxonomy import Taxonomy, load_taxonomy
 from judge.ensemble.version import JudgeVersion, Training
 from judge.errors import JudgeError
@@ -83,6 +88,7 @@ class TrainConfig:
     lora: bool | None = None  # LoRA adapters (peft) instead of full fine-tuning; None: on CUDA
     lora_rank: int = 8
     blank_images: float = 0.0  # P(a training question is shown blank frames): modality dropout
+    travel_jitter: float = 0.0  # each training question's arm travel times [1/(1+J), 1+J]
 
 
 @dataclass(frozen=True)
@@ -173,6 +179,19 @@ def blanked(batch: Sequence[tuple[ScoreRequest, int]], p: float,
             for (req, t), h in zip(batch, hide, strict=True)]
 
 
+def jittered(batch: Sequence[tuple[ScoreRequest, int]], j: float,
+             rng: np.random.Generator) -> list[tuple[ScoreRequest, int]]:
+    """Each question's arm travel (``{motion}``: "travelled 7.6 rad") times a factor drawn
+    log-uniformly from [1/(1+j), 1+j]. How far the joints travel depends on the task's path
+    (pick-place-wall lifts over a wall) as much as on the outcome: a model that learnt one
+    task's range of it as a cue misreads a task whose path is longer."""
+    if j <= 0:
+        return list(batch)
+    factors = np.exp(rng.uniform(-1.0, 1.0, len(batch)) * np.log1p(j))
+    return [(replace(req, prompt=scale_travel(req.prompt, float(f))), t)
+            for (req, t), f in zip(batch, factors, strict=True)]
+
+
 #: Gradients are clipped to this global norm (one bad batch cannot undo an epoch).
 CLIP_NORM = 1.0
 
@@ -226,13 +245,15 @@ def train_model(backend, train: list, val: list, seed: int, cfg: TrainConfig,
             "state": {k: v.detach().clone() for k, v in model.state_dict().items()}}
     history, steps, stale = [], 0, 0
     blank_rng = np.random.default_rng([seed, 1])  # its own stream: data order stays the same
+    jitter_rng = np.random.default_rng([seed, 2])
     for epoch in range(1, cfg.epochs + 1):
         model.train()
         order = rng.permutation(len(train))
         losses = []
         for i in range(0, len(order), cfg.batch):
-            loss = _loss(backend, blanked([train[j] for j in order[i:i + cfg.batch]],
-                                          cfg.blank_images, blank_rng))
+            batch = jittered([train[j] for j in order[i:i + cfg.batch]], cfg.travel_jitter,
+                             jitter_rng)
+            loss = _loss(backend, blanked(batch, cfg.blank_images, blank_rng))
             opt.zero_grad()
             loss.backward()
             torch.nn.utils.clip_grad_norm_(params, CLIP_NORM)
@@ -260,6 +281,7 @@ def train_model(backend, train: list, val: list, seed: int, cfg: TrainConfig,
         merge_lora(backend)
     return {"best_epoch": best["epoch"], "best_val_loss": round(best["val_loss"], 5),
             "steps": steps, "lora": lora, "blank_images": cfg.blank_images,
+            "travel_jitter": cfg.travel_jitter,
             "trainable_parameters": trainable,
             "parameters": total, "history": history}
 
@@ -300,6 +322,9 @@ def train_version(ledger: Ledger, parent: JudgeVersion, new_name: str,
     if not 0.0 <= cfg.blank_images < 1.0:
         raise TrainError(f"--blank-images {cfg.blank_images}: a probability in [0, 1) "
                          "(at 1 no question would show its images)")
+    if not cfg.travel_jitter >= 0.0:
+        raise TrainError(f"--travel-jitter {cfg.travel_jitter}: must be 0 or more (a factor "
+                         "range [1/(1+J), 1+J])")
     target = version_path(new_name, config_out)  # refused before any work if taken
     weights_root = models_dir() / new_name
     if weights_root.exists():

@@ -170,6 +170,29 @@ def test_blanked_hides_the_frames_of_about_p_of_the_questions_and_keeps_their_ta
     assert int(frames.min()) == 200  # the originals are untouched
 
 
+def test_jittered_scales_each_questions_travel_within_its_range_and_keeps_the_rest():
+    import numpy as np
+
+    from judge.learn.train import jittered
+    from models.base import ScoreRequest
+
+    frames = np.zeros((1, 2, 2, 3), np.uint8)
+    text = "Task: x. The arm's joints travelled 6.0 rad and were still at the end. Yes or no?"
+    batch = [(ScoreRequest(frames, text, ("yes", "no"), "success"), i % 2) for i in range(8)]
+    assert jittered(batch, 0.0, np.random.default_rng(0)) == batch
+    # the draws jittered makes: J = 0.5, factors log-uniform in [1/1.5, 1.5]
+    factors = np.exp(np.random.default_rng(5).uniform(-1, 1, 8) * np.log(1.5))
+    out = jittered(batch, 0.5, np.random.default_rng(5))
+    travels = []
+    for (req, t), (orig, t0), f in zip(out, batch, factors, strict=True):
+        assert req.prompt == text.replace("6.0 rad", f"{6.0 * f:.1f} rad")
+        assert (req.choices, req.kind, t, req.frames is orig.frames) == (
+            orig.choices, orig.kind, t0, True)
+        travels.append(float(req.prompt.split("travelled ")[1].split()[0]))
+    assert 4.0 <= min(travels) < max(travels) <= 9.0 and len(set(travels)) > 1
+    assert batch[0][0].prompt == text  # the originals are untouched
+
+
 def test_blank_images_of_one_or_more_is_refused_before_anything_is_written(ledger_url, tmp_path,
                                                                            capsys):
     config = tmp_path / "b.yaml"
@@ -179,3 +202,14 @@ def test_blank_images_of_one_or_more_is_refused_before_anything_is_written(ledge
         "rcjudge: error: --blank-images 1.0: a probability in [0, 1) (at 1 no question would "
         "show its images)")
     assert not config.exists() and not (models_dir() / "tiny-b1").exists()
+
+
+def test_a_negative_travel_jitter_is_refused_before_anything_is_written(ledger_url, tmp_path,
+                                                                        capsys):
+    config = tmp_path / "j.yaml"
+    assert main(["train", "--from", "tiny", "--out", "tiny-j", "--db", ledger_url, "--config",
+                 str(config), "--travel-jitter", "-0.1"]) == 2
+    assert capsys.readouterr().err.strip() == (
+        "rcjudge: error: --travel-jitter -0.1: must be 0 or more (a factor range "
+        "[1/(1+J), 1+J])")
+    assert not config.exists() and not (models_dir() / "tiny-j").exists()

@@ -7,6 +7,7 @@ from judge.ensemble.prompts import (
     class_request,
     family_request,
     motion_text,
+    scale_travel,
     sensor_text,
     yes_no_requests,
 )
@@ -85,6 +86,16 @@ def test_motion_at_the_speed_threshold_is_still_moving_and_a_close_without_a_gra
     assert text == ("The arm's joints travelled 3.0 rad and were still moving at the end. The "
                     "fingers closed to 40 % of their widest at 1.0 s, on nothing, and ended at "
                     "65 %.")
+
+
+def test_scale_travel_rewrites_only_the_arms_travel_to_a_tenth_of_a_radian():
+    text = motion_text(_signals(ARM, [[0, 0]] * 4, *FINGERS), [_event(1.0, "grasp")])
+    # 3.0 rad x 1.25 = 3.75 -> 3.8 (3.75 is exact in binary: .1f rounds the tie to even, up
+    # here); x 0.5 = 1.5; the fingers' clause keeps its numbers
+    assert scale_travel(text, 1.25) == text.replace("travelled 3.0 rad", "travelled 3.8 rad")
+    assert scale_travel(text, 0.5).startswith("The arm's joints travelled 1.5 rad and were still")
+    assert scale_travel(text, 1.0) == text
+    assert scale_travel("The fingers never closed.", 2.0) == "The fingers never closed."
 
 
 def test_fingers_that_moved_less_than_5_mm_never_closed_and_empty_streams_say_nothing():

@@ -100,6 +100,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--warmup-steps", type=int, default=60)
     ap.add_argument("--blank-images", type=float, default=0.5,
                     help="rcjudge train --blank-images: modality dropout while training")
+    ap.add_argument("--blank-text", type=float, default=0.0,
+                    help="rcjudge train --blank-text: the text's dropout while training")
     ap.add_argument("--travel-jitter", type=float, default=0.0,
                     help="rcjudge train --travel-jitter: the arm travel's scale drawn per "
                     "training question")
@@ -145,7 +147,8 @@ def main(argv: list[str] | None = None) -> int:
                                   "--warmup-steps", str(args.warmup_steps),
                                   "--seed", str(args.seed), "--hold-out-tasks",
                                   args.hold_out_task, "--blank-images",
-                                  str(args.blank_images), "--travel-jitter",
+                                  str(args.blank_images), "--blank-text",
+                                  str(args.blank_text), "--travel-jitter",
                                   str(args.travel_jitter)], log)
     seconds = _run(["rejudge", "--from", v1, "--to", str(config), "--db", db], log)
     if trained_now or "judge v2" not in times:

@@ -325,7 +325,8 @@ def _cmd_train(args: argparse.Namespace) -> int:
                       patience=args.patience, warmup_steps=args.warmup_steps,
                       test_fraction=args.test_fraction, max_steps=args.max_steps,
                       lora=args.lora, lora_rank=args.lora_rank,
-                      blank_images=args.blank_images, travel_jitter=args.travel_jitter,
+                      blank_images=args.blank_images, blank_text=args.blank_text,
+                      travel_jitter=args.travel_jitter,
                       hold_out_tasks=tuple(t for t in (args.hold_out_tasks or "").split(",")
                                            if t))
     parent = load_judge_version(args.from_version)
@@ -587,6 +588,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--blank-images", type=float, default=0.0, metavar="P",
                    help="show each training question black frames with probability P, so "
                    "the models learn to read the question's text too (default 0)")
+    p.add_argument("--blank-text", type=float, default=0.0, metavar="P",
+                   help="ask each training question that shows its images without the "
+                   "{sensors} and {motion} lines with probability P, so the models learn to "
+                   "read the images too (default 0)")
     p.add_argument("--travel-jitter", type=float, default=0.0, metavar="J",
                    help="scale each training question's arm travel ({motion}) by a factor "
                    "drawn log-uniformly from [1/(1+J), 1+J], so no task's range of it becomes "

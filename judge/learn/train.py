@@ -89,6 +89,7 @@ class TrainConfig:
     lora_rank: int = 8
     blank_images: float = 0.0  # P(a training question is shown blank frames): modality dropout
     travel_jitter: float = 0.0  # each training question's arm travel times [1/(1+J), 1+J]
+    blank_text: float = 0.0  # P(a question shown its images is asked without {sensors} {motion})
 
 
 @dataclass(frozen=True)
@@ -179,6 +180,22 @@ def blanked(batch: Sequence[tuple[ScoreRequest, int]], p: float,
             for (req, t), h in zip(batch, hide, strict=True)]
 
 
+def text_hidden(shown: Sequence[tuple[ScoreRequest, int]],
+                batch: Sequence[tuple[ScoreRequest, int]],
+                textless: Sequence[tuple[ScoreRequest, int]], p: float,
+                rng: np.random.Generator) -> list[tuple[ScoreRequest, int]]:
+    """The other half of modality dropout: each question of ``shown`` (``batch`` after
+    :func:`blanked`) that kept its own frames is, with probability ``p``, swapped for its
+    twin in ``textless`` (the same question asked without the ``{sensors}`` and ``{motion}``
+    lines), so a model has to read the end state from the images too. A question is never
+    left with neither: one ``blanked`` hid keeps its text."""
+    if p <= 0:
+        return list(shown)
+    drop = rng.random(len(shown)) < p
+    return [q if d and s[0] is b[0] else s
+            for s, b, q, d in zip(shown, batch, textless, drop, strict=True)]
+
+
 def jittered(batch: Sequence[tuple[ScoreRequest, int]], j: float,
              rng: np.random.Generator) -> list[tuple[ScoreRequest, int]]:
     """Each question's arm travel (``{motion}``: "travelled 7.6 rad") times a factor drawn
@@ -222,8 +239,11 @@ def merge_lora(backend) -> None:
 
 
 def train_model(backend, train: list, val: list, seed: int, cfg: TrainConfig,
-                meter: Progress) -> dict:
-    """Fit one loaded transformers backend in place; keep the weights of the best epoch."""
+                meter: Progress, textless: list | None = None) -> dict:
+    """Fit one loaded transformers backend in place; keep the weights of the best epoch.
+
+    ``textless``: ``train``'s questions, in the same order, asked without the ``{sensors}``
+    and ``{motion}`` lines (what ``cfg.blank_text`` draws from)."""
     import torch
 
     if not hasattr(backend, "choice_logits"):
@@ -246,14 +266,19 @@ def train_model(backend, train: list, val: list, seed: int, cfg: TrainConfig,
     history, steps, stale = [], 0, 0
     blank_rng = np.random.default_rng([seed, 1])  # its own stream: data order stays the same
     jitter_rng = np.random.default_rng([seed, 2])
+    text_rng = np.random.default_rng([seed, 3])
     for epoch in range(1, cfg.epochs + 1):
         model.train()
         order = rng.permutation(len(train))
         losses = []
         for i in range(0, len(order), cfg.batch):
-            batch = jittered([train[j] for j in order[i:i + cfg.batch]], cfg.travel_jitter,
-                             jitter_rng)
-            loss = _loss(backend, blanked(batch, cfg.blank_images, blank_rng))
+            idx = order[i:i + cfg.batch]
+            batch = jittered([train[j] for j in idx], cfg.travel_jitter, jitter_rng)
+            shown = blanked(batch, cfg.blank_images, blank_rng)
+            if textless is not None:
+                shown = text_hidden(shown, batch, [textless[j] for j in idx], cfg.blank_text,
+                                    text_rng)
+            loss = _loss(backend, shown)
             opt.zero_grad()
             loss.backward()
             torch.nn.utils.clip_grad_norm_(params, CLIP_NORM)
@@ -281,7 +306,7 @@ def train_model(backend, train: list, val: list, seed: int, cfg: TrainConfig,
         merge_lora(backend)
     return {"best_epoch": best["epoch"], "best_val_loss": round(best["val_loss"], 5),
             "steps": steps, "lora": lora, "blank_images": cfg.blank_images,
-            "travel_jitter": cfg.travel_jitter,
+            "travel_jitter": cfg.travel_jitter, "blank_text": cfg.blank_text,
             "trainable_parameters": trainable,
             "parameters": total, "history": history}
 
@@ -322,6 +347,9 @@ def train_version(ledger: Ledger, parent: JudgeVersion, new_name: str,
     if not 0.0 <= cfg.blank_images < 1.0:
         raise TrainError(f"--blank-images {cfg.blank_images}: a probability in [0, 1) "
                          "(at 1 no question would show its images)")
+    if not 0.0 <= cfg.blank_text < 1.0:
+        raise TrainError(f"--blank-text {cfg.blank_text}: a probability in [0, 1) "
+                         "(at 1 no question would show its text)")
     if not cfg.travel_jitter >= 0.0:
         raise TrainError(f"--travel-jitter {cfg.travel_jitter}: must be 0 or more (a factor "
                          "range [1/(1+J), 1+J])")
@@ -368,6 +396,9 @@ def train_version(ledger: Ledger, parent: JudgeVersion, new_name: str,
 
     qs = {part: [q for ex in examples[part] for q in questions(ex, parent, taxonomy)]
           for part in examples}
+    textless = ([q for ex in examples["train"]
+                 for q in questions(replace(ex, sensors="", motion=""), parent, taxonomy)]
+                if cfg.blank_text > 0 else None)
     backends, model_reports = [], {}
     t1 = time.perf_counter()
     for i, entry in enumerate(parent.models):
@@ -376,7 +407,7 @@ def train_version(ledger: Ledger, parent: JudgeVersion, new_name: str,
         steps = cfg.epochs * -(-len(qs["train"]) // cfg.batch)
         meter = Progress(min(steps, cfg.max_steps or steps), progress, f"train {entry.name}")
         model_reports[entry.name] = train_model(backend, qs["train"], qs["validation"],
-                                                cfg.seed * 100 + i, cfg, meter)
+                                                cfg.seed * 100 + i, cfg, meter, textless)
         meter.close()
         backends.append(backend)
     train_s = time.perf_counter() - t1

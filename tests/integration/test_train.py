@@ -170,6 +170,32 @@ def test_blanked_hides_the_frames_of_about_p_of_the_questions_and_keeps_their_ta
     assert int(frames.min()) == 200  # the originals are untouched
 
 
+def test_text_hidden_swaps_questions_that_kept_their_frames_for_their_textless_twins():
+    import numpy as np
+
+    from judge.learn.train import blanked, text_hidden
+    from models.base import ScoreRequest
+
+    frames = np.full((1, 4, 4, 3), 200, np.uint8)
+    batch = [(ScoreRequest(frames, f"q{i} The force sensors recorded no contact.",
+                           ("yes", "no"), "success"), i % 2) for i in range(8)]
+    twins = [(ScoreRequest(frames, f"q{i}", ("yes", "no"), "success"), i % 2) for i in range(8)]
+    shown = blanked(batch, 0.5, np.random.default_rng(5))
+    assert text_hidden(shown, batch, twins, 0.0, np.random.default_rng(1)) == shown
+    hide = np.random.default_rng(5).random(8) < 0.5  # blanked's draws, then text_hidden's
+    drop = np.random.default_rng(0).random(8) < 0.5
+    out = text_hidden(shown, batch, twins, 0.5, np.random.default_rng(0))
+    assert (hide & drop).any() and (~hide & drop).any() and (~hide & ~drop).any()
+    for i, ((req, t), h, d) in enumerate(zip(out, hide, drop, strict=True)):
+        assert t == i % 2
+        if h:  # black frames keep their text: never neither
+            assert req.prompt == batch[i][0].prompt and int(req.frames.max()) == 0
+        elif d:
+            assert req is twins[i][0]
+        else:
+            assert req is batch[i][0]
+
+
 def test_jittered_scales_each_questions_travel_within_its_range_and_keeps_the_rest():
     import numpy as np
 
@@ -202,6 +228,17 @@ def test_blank_images_of_one_or_more_is_refused_before_anything_is_written(ledge
         "rcjudge: error: --blank-images 1.0: a probability in [0, 1) (at 1 no question would "
         "show its images)")
     assert not config.exists() and not (models_dir() / "tiny-b1").exists()
+
+
+def test_blank_text_of_one_or_more_is_refused_before_anything_is_written(ledger_url, tmp_path,
+                                                                         capsys):
+    config = tmp_path / "t.yaml"
+    assert main(["train", "--from", "tiny", "--out", "tiny-t1", "--db", ledger_url, "--config",
+                 str(config), "--blank-text", "1"]) == 2
+    assert capsys.readouterr().err.strip() == (
+        "rcjudge: error: --blank-text 1.0: a probability in [0, 1) (at 1 no question would "
+        "show its text)")
+    assert not config.exists() and not (models_dir() / "tiny-t1").exists()
 
 
 def test_a_negative_travel_jitter_is_refused_before_anything_is_written(ledger_url, tmp_path,

@@ -233,12 +233,12 @@ def test_blank_images_of_one_or_more_is_refused_before_anything_is_written(ledge
 def test_blank_text_of_one_or_more_is_refused_before_anything_is_written(ledger_url, tmp_path,
                                                                          capsys):
     config = tmp_path / "t.yaml"
-    assert main(["train", "--from", "tiny", "--out", "tiny-t1", "--db", ledger_url, "--config",
+    assert main(["train", "--from", "tiny", "--out", "tiny-bt1", "--db", ledger_url, "--config",
                  str(config), "--blank-text", "1"]) == 2
     assert capsys.readouterr().err.strip() == (
         "rcjudge: error: --blank-text 1.0: a probability in [0, 1) (at 1 no question would "
         "show its text)")
-    assert not config.exists() and not (models_dir() / "tiny-t1").exists()
+    assert not config.exists() and not (models_dir() / "tiny-bt1").exists()
 
 
 def test_a_negative_travel_jitter_is_refused_before_anything_is_written(ledger_url, tmp_path,

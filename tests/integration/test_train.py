@@ -219,34 +219,18 @@ def test_jittered_scales_each_questions_travel_within_its_range_and_keeps_the_re
     assert batch[0][0].prompt == text  # the originals are untouched
 
 
-def test_blank_images_of_one_or_more_is_refused_before_anything_is_written(ledger_url, tmp_path,
-                                                                           capsys):
-    config = tmp_path / "b.yaml"
-    assert main(["train", "--from", "tiny", "--out", "tiny-b1", "--db", ledger_url, "--config",
-                 str(config), "--blank-images", "1"]) == 2
-    assert capsys.readouterr().err.strip() == (
-        "rcjudge: error: --blank-images 1.0: a probability in [0, 1) (at 1 no question would "
-        "show its images)")
-    assert not config.exists() and not (models_dir() / "tiny-b1").exists()
-
-
-def test_blank_text_of_one_or_more_is_refused_before_anything_is_written(ledger_url, tmp_path,
-                                                                         capsys):
-    config = tmp_path / "t.yaml"
-    assert main(["train", "--from", "tiny", "--out", "tiny-bt1", "--db", ledger_url, "--config",
-                 str(config), "--blank-text", "1"]) == 2
-    assert capsys.readouterr().err.strip() == (
-        "rcjudge: error: --blank-text 1.0: a probability in [0, 1) (at 1 no question would "
-        "show its text)")
-    assert not config.exists() and not (models_dir() / "tiny-bt1").exists()
-
-
-def test_a_negative_travel_jitter_is_refused_before_anything_is_written(ledger_url, tmp_path,
-                                                                        capsys):
-    config = tmp_path / "j.yaml"
-    assert main(["train", "--from", "tiny", "--out", "tiny-j", "--db", ledger_url, "--config",
-                 str(config), "--travel-jitter", "-0.1"]) == 2
-    assert capsys.readouterr().err.strip() == (
-        "rcjudge: error: --travel-jitter -0.1: must be 0 or more (a factor range "
-        "[1/(1+J), 1+J])")
-    assert not config.exists() and not (models_dir() / "tiny-j").exists()
+@pytest.mark.parametrize(("flag", "value", "name", "why"), [
+    ("--blank-images", "1", "tiny-b1", "--blank-images 1.0: a probability in [0, 1) (at 1 no "
+     "question would show its images)"),
+    ("--blank-text", "1", "tiny-bt1", "--blank-text 1.0: a probability in [0, 1) (at 1 no "
+     "question would show its text)"),
+    ("--travel-jitter", "-0.1", "tiny-j", "--travel-jitter -0.1: must be 0 or more (a factor "
+     "range [1/(1+J), 1+J])"),
+])
+def test_a_training_knob_out_of_range_is_refused_before_anything_is_written(
+        ledger_url, tmp_path, capsys, flag, value, name, why):
+    config = tmp_path / "k.yaml"
+    assert main(["train", "--from", "tiny", "--out", name, "--db", ledger_url, "--config",
+                 str(config), flag, value]) == 2
+    assert capsys.readouterr().err.strip() == f"rcjudge: error: {why}"
+    assert not config.exists() and not (models_dir() / name).exists()

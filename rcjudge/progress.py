@@ -1,6 +1,9 @@
-"""A one-line progress meter (count, rate, ETA, a note such as the loss) on a terminal.
+"""Progress of long work: count, rate, ETA and a note such as the loss.
 
-Silent when stderr is not a terminal, so logs and ``--json`` output stay clean.
+On a terminal, one line redrawn in place. Elsewhere (a log file, a pipe) a plain line at most
+every ``log_every_s`` seconds, once the work has run that long, and a closing line after
+such lines: a log of a half-hour training shows where it is, and a command that ends
+within the interval writes nothing, so quick runs and ``--json`` output stay clean.
 """
 
 from __future__ import annotations
@@ -12,21 +15,39 @@ import time
 class Progress:
     """``step()`` after each unit of work; ``close()`` at the end."""
 
-    def __init__(self, total: int, enabled: bool = True, label: str = "") -> None:
+    def __init__(self, total: int, enabled: bool = True, label: str = "",
+                 log_every_s: float = 60.0) -> None:
         self.total, self.done, self.t0 = total, 0, time.perf_counter()
         self.label = f"{label} " if label else ""
-        self.enabled = enabled and sys.stderr.isatty()
+        self.enabled = enabled
+        self.tty = enabled and sys.stderr.isatty()
+        self.log_every_s = log_every_s
+        self.logged_at: float | None = None  # when the last plain line was written
+        self.note = ""
+
+    def _line(self, now: float) -> str:
+        dt = now - self.t0
+        rate = self.done / dt if dt > 0 else 0.0
+        eta = (self.total - self.done) / rate if rate > 0 else float("inf")
+        return (f"{self.label}{self.done}/{self.total}  {rate * 60:.1f}/min  ETA {eta:.0f}s  "
+                f"{self.note}")
 
     def step(self, n: int = 1, note: str = "") -> None:
         self.done += n
+        self.note = note or self.note
         if not self.enabled:
             return
-        dt = time.perf_counter() - self.t0
-        rate = self.done / dt if dt > 0 else 0.0
-        eta = (self.total - self.done) / rate if rate > 0 else float("inf")
-        print(f"\r{self.label}{self.done}/{self.total}  {rate * 60:.1f}/min  ETA {eta:.0f}s  "
-              f"{note}   ", end="", file=sys.stderr, flush=True)
+        now = time.perf_counter()
+        if self.tty:
+            print(f"\r{self._line(now)}   ", end="", file=sys.stderr, flush=True)
+        elif now - (self.logged_at or self.t0) >= self.log_every_s:
+            self.logged_at = now
+            print(self._line(now).rstrip(), file=sys.stderr, flush=True)
 
     def close(self) -> None:
-        if self.enabled:
+        if self.tty:
             print(file=sys.stderr)
+        elif self.logged_at is not None:
+            dt = time.perf_counter() - self.t0
+            print(f"{self.label}{self.done}/{self.total} done in {dt:.0f}s  {self.note}".rstrip(),
+                  file=sys.stderr, flush=True)

@@ -148,6 +148,9 @@ class Training(_Cfg):
                              description="sha256 over the sorted (bundle hash, label) pairs used.")
     runs: int = Field(ge=1, description="Labelled runs used, every part of the split.")
     seed: int = Field(description="Seed of the split, data order and initialisation.")
+    options: dict[str, float | int | bool | None] = Field(
+        default_factory=dict, description="The other training options it was made with "
+        "(rcjudge train's flags: epochs, lr, blank_images, travel_jitter, ...); lora as used.")
     split: dict[str, int] = Field(description="Runs per part: train, validation, calibration.")
     held_out: dict[str, list[str]] = Field(
         default_factory=dict, description="What no part saw, e.g. tasks or seed groups.")

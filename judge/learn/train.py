@@ -23,8 +23,8 @@ the new version's per-model and ensemble maps (``judge.learn.calibrate``).
 
 Writes the weights under ``{models_dir}/<NEW>/<model>`` (never committed), the list of
 every run used (``used_runs.json``), and ``configs/judges/<NEW>.yaml`` with its
-``training`` record: parent, data hash and size, split, held-out sets, seed, validation
-metrics, fingerprint.
+``training`` record: parent, data hash and size, split, held-out sets, seed, the other
+options (epochs, lr, dropout, jitter, ...), validation metrics, fingerprint.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ import hashlib
 import json
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -327,6 +327,14 @@ def _raw_dataset(backends: Sequence, examples: Sequence[Example],
                    success=np.array([ex.label.success for ex in examples], float))
 
 
+def training_options(cfg: TrainConfig, lora: bool | None) -> dict:
+    """The options a version was trained with, for its ``training`` record: every knob of
+    ``cfg`` but the seed and the held-out tasks (recorded on their own), ``lora`` as used
+    (None where its models differed)."""
+    options = {k: v for k, v in asdict(cfg).items() if k not in ("seed", "hold_out_tasks")}
+    return {**options, "lora": lora}
+
+
 def data_sha256(examples: Sequence[Example]) -> str:
     """sha256 over the sorted (bundle hash, attempt, success, class) of the runs used."""
     rows = sorted(f"{e.bundle_hash}:{int(e.label.attempt)}:{int(e.label.success)}:"
@@ -426,9 +434,11 @@ def train_version(ledger: Ledger, parent: JudgeVersion, new_name: str,
     used = sorted(e.bundle_hash for part in examples.values() for e in part)
     (weights_root / "used_runs.json").write_text(json.dumps(used, indent=0) + "\n")
     all_used = [e for part in examples.values() for e in part]
+    lora_used = {m["lora"] for m in model_reports.values()}
+    options = training_options(cfg, lora_used.pop() if len(lora_used) == 1 else None)
     record = Training(
         parent=parent.name, data_sha256=data_sha256(all_used), runs=len(all_used),
-        seed=cfg.seed,
+        seed=cfg.seed, options=options,
         split={**{p: len(examples[p]) for p in PARTS[:3]}, "test": len(parts["test"])},
         held_out={"tasks": sorted(held_tasks),
                   "test_seed_groups": sorted({g for _, _, g in parts["test"]})},

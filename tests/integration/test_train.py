@@ -64,6 +64,11 @@ def test_train_writes_a_version_with_its_record_and_never_overwrites(ledger_url,
         new = load_judge_version(str(path))
         t = new.training
         assert (t.parent, t.seed) == ("tiny", 3)
+        assert t.options == {"epochs": 1, "patience": 2, "lr": 2e-3, "warmup_steps": 0,
+                             "batch": 4, "test_fraction": 0.25, "val_fraction": 0.2,
+                             "calib_fraction": 0.2, "max_steps": 2, "lora": False,
+                             "lora_rank": 8, "blank_images": 0.0, "travel_jitter": 0.0,
+                             "blank_text": 0.0}
         assert sum(t.split.values()) == 24 and t.runs == 24 - t.split["test"]
         assert t.split == report["split"] and min(t.split.values()) >= 1
         used = json.loads((tiny_models.parent / "tiny-t1" / "used_runs.json").read_text())

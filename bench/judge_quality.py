@@ -17,6 +17,12 @@
    once on the unseen seeds of the trained tasks (``truth-trained-tasks.csv``: the issue's
    success, ECE, attempt and class targets) and once with the held-out task too.
 
+``--train-seeds 1,2,3`` repeats 4-6 once per training seed (versions ``V2-s1``, ``V2-s2``,
+...; the split, the data order and the initial weights change, the labelled runs do not:
+they are drawn with ``--seed``), writes each one's reports under ``eval/V2-sS/`` and
+``eval-trained-tasks/V2-sS/``, and prints the spread: one training's held-out figure is one
+draw from a wide one (docs/judge-quality.md).
+
 Prints a markdown table (the figures of docs/judge-quality.md) and keeps every output under
 ``--out``. Each stage is skipped when its output already exists, so an interrupted run
 resumes. This is a benchmark, not a test: it takes minutes to an hour on 2 cores.
@@ -69,6 +75,36 @@ def table(report: dict, v1: str, v2: str) -> str:
     return "\n".join(rows)
 
 
+def spread(results: dict[str, tuple[dict, dict]], hold_out_task: str) -> str:
+    """Markdown: the issue's figures for each trained version (one per training seed), with
+    their mean and range. ``results``: version name -> (trained tasks' eval report, every
+    unseen run's eval report)."""
+    def figures(name: str, trained: dict, report: dict) -> dict[str, float | None]:
+        t, a = trained["versions"][name], report["versions"][name]
+        out = {"trained tasks: success": t["success"]["accuracy"],
+               "trained tasks: success ECE": t["success"]["ece"],
+               "trained tasks: attempt": t["attempt"]["accuracy"],
+               "trained tasks: class": t["failure_class"]["accuracy"],
+               "every unseen run: success": a["success"]["accuracy"]}
+        for task, row in sorted(a["per_task"].items()):
+            held = " (held out)" if task in hold_out_task.split(",") else ""
+            out[f"{task}{held}: success"] = row["success_accuracy"]
+        return out
+
+    per = {name: figures(name, *r) for name, r in results.items()}
+    names = list(per)
+    rows = [f"| figure | {' | '.join(names)} | mean (lowest - highest) |",
+            "|---|" + "---|" * (len(names) + 1)]
+    for key in per[names[0]]:
+        vals = [per[n].get(key) for n in names]
+        got = [v for v in vals if v is not None]
+        cells = " | ".join("–" if v is None else f"{v:.3f}" for v in vals)
+        summary = (f"{sum(got) / len(got):.3f} ({min(got):.3f} - {max(got):.3f})" if got
+                   else "–")
+        rows.append(f"| {key} | {cells} | {summary} |")
+    return "\n".join(rows)
+
+
 def trained_tasks_truth(truth: Path, bundles: Path, held_out: set[str], out: Path) -> None:
     """Write ``truth`` less the runs of the ``held_out`` task ids (read from each run's
     ``truth.json``) to ``out``: the issue's "unseen seeds" targets are on the trained tasks,
@@ -105,6 +141,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--travel-jitter", type=float, default=0.0,
                     help="rcjudge train --travel-jitter: the arm travel's scale drawn per "
                     "training question")
+    ap.add_argument("--train-seeds", type=lambda v: [int(x) for x in v.split(",")],
+                    help="comma list: one v2 per training seed (NAME-sSEED), each on the same "
+                    "labels (drawn with --seed), and their spread (default: --seed alone)")
     ap.add_argument("--out", default="bench-out/judge-quality")
     args = ap.parse_args(argv)
 
@@ -138,45 +177,56 @@ def main(argv: list[str] | None = None) -> int:
         _run(["truth-labels", str(out / "bundles"), "--out", str(out / "truth.csv"),
               "--labeled-by", "physics", "--labeled-at", at, "--near-threshold"], log)
         _run(["labels", "import", str(out / "labels.csv"), "--db", db], log)
-    config = out / f"{v2}.yaml"
-    trained_now = not config.exists()
-    if trained_now:
-        times["train v2"] = _run(["train", "--from", v1, "--out", v2, "--config",
-                                  str(config), "--db", db, "--epochs", str(args.epochs),
-                                  "--patience", str(args.patience), "--lr", str(args.lr),
-                                  "--warmup-steps", str(args.warmup_steps),
-                                  "--seed", str(args.seed), "--hold-out-tasks",
-                                  args.hold_out_task, "--blank-images",
-                                  str(args.blank_images), "--blank-text",
-                                  str(args.blank_text), "--travel-jitter",
-                                  str(args.travel_jitter)], log)
-    seconds = _run(["rejudge", "--from", v1, "--to", str(config), "--db", db], log)
-    if trained_now or "judge v2" not in times:
-        times["judge v2"] = seconds
     held_out = set(args.hold_out_task.split(",")) if args.hold_out_task else set()
     trained_tasks_truth(out / "truth.csv", out / "bundles", held_out,
                         out / "truth-trained-tasks.csv")
-    t0 = time.perf_counter()
-    _run(["eval", "--judge", v1, "--compare", str(config), "--labels",
-          str(out / "truth.csv"), "--db", db, "--out", str(out / "eval")], log)
-    times["eval"] = time.perf_counter() - t0
-    _run(["eval", "--judge", v1, "--compare", str(config), "--labels",
-          str(out / "truth-trained-tasks.csv"), "--db", db, "--out",
-          str(out / "eval-trained-tasks")], log)
-    trained = json.loads((out / "eval-trained-tasks" / "report.json").read_text())
-    print("unseen seeds of the trained tasks (the held-out task left out; "
-          "eval-trained-tasks/):")
-    print(table(trained, v1, v2))
-    report = json.loads((out / "eval" / "report.json").read_text())
-    print(f"\nevery run neither version trained on, the held-out task ({args.hold_out_task}) "
-          "included (eval/):")
-    print(table(report, v1, v2))
-    print("\nper task, success accuracy (v1 | v2):")
-    for task, row in sorted(report["versions"][v2]["per_task"].items()):
-        v1_row = report["versions"][v1]["per_task"].get(task, {})
-        print(f"  {task:<34} {v1_row.get('success_accuracy')} | {row.get('success_accuracy')}"
-              f"  (n {row.get('n')})")
-    print("\nwall seconds: " + ", ".join(f"{k} {v:.0f}" for k, v in times.items()))
+    seeds = args.train_seeds or [args.seed]
+    results = {}
+    for seed in seeds:
+        name = v2 if len(seeds) == 1 else f"{v2}-s{seed}"
+        # one seed: eval/ and eval-trained-tasks/; several: a folder per seed in each
+        sub = "" if len(seeds) == 1 else f"/{name}"
+        config = out / f"{name}.yaml"
+        trained_now = not config.exists()
+        if trained_now:
+            times[f"train {name}"] = _run(
+                ["train", "--from", v1, "--out", name, "--config", str(config), "--db", db,
+                 "--epochs", str(args.epochs), "--patience", str(args.patience), "--lr",
+                 str(args.lr), "--warmup-steps", str(args.warmup_steps), "--seed", str(seed),
+                 "--hold-out-tasks", args.hold_out_task, "--blank-images",
+                 str(args.blank_images), "--blank-text", str(args.blank_text),
+                 "--travel-jitter", str(args.travel_jitter)], log)
+        seconds = _run(["rejudge", "--from", v1, "--to", str(config), "--db", db], log)
+        if trained_now or f"judge {name}" not in times:
+            times[f"judge {name}"] = seconds
+        t0 = time.perf_counter()
+        _run(["eval", "--judge", v1, "--compare", str(config), "--labels",
+              str(out / "truth.csv"), "--db", db, "--out", f"{out}/eval{sub}"], log)
+        times[f"eval {name}"] = time.perf_counter() - t0
+        _run(["eval", "--judge", v1, "--compare", str(config), "--labels",
+              str(out / "truth-trained-tasks.csv"), "--db", db, "--out",
+              f"{out}/eval-trained-tasks{sub}"], log)
+        trained = json.loads(Path(f"{out}/eval-trained-tasks{sub}/report.json").read_text())
+        report = json.loads(Path(f"{out}/eval{sub}/report.json").read_text())
+        results[name] = (trained, report)
+        print(f"{name} (training seed {seed}): unseen seeds of the trained tasks (the held-out "
+              f"task left out; eval-trained-tasks{sub}/):")
+        print(table(trained, v1, name))
+        print(f"\nevery run neither version trained on, the held-out task "
+              f"({args.hold_out_task}) included (eval{sub}/):")
+        print(table(report, v1, name))
+        print("\nper task, success accuracy (v1 | v2):")
+        for task, row in sorted(report["versions"][name]["per_task"].items()):
+            v1_row = report["versions"][v1]["per_task"].get(task, {})
+            print(f"  {task:<34} {v1_row.get('success_accuracy')} | "
+                  f"{row.get('success_accuracy')}  (n {row.get('n')})")
+        print(flush=True)
+        times_path.write_text(json.dumps(times, indent=2) + "\n")
+    if len(seeds) > 1:
+        print(f"over the {len(seeds)} training seeds ({', '.join(map(str, seeds))}): "
+              "mean (lowest - highest)")
+        print(spread(results, args.hold_out_task))
+    print("wall seconds: " + ", ".join(f"{k} {v:.0f}" for k, v in times.items()))
     times_path.write_text(json.dumps(times, indent=2) + "\n")
     return 0
 

@@ -286,7 +286,7 @@ def train_model(backend, train: list, val: list, seed: int, cfg: TrainConfig,
             warm.step()
             losses.append(float(loss.detach()))
             steps += 1
-            meter.step(note=f"{backend.spec.name} epoch {epoch} loss {np.mean(losses):.3f}")
+            meter.step(note=f"epoch {epoch} loss {np.mean(losses):.3f}")
             if cfg.max_steps is not None and steps >= cfg.max_steps:
                 break
         model.eval()

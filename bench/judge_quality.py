@@ -3,10 +3,9 @@
 ``python -m bench.judge_quality --n 600 --out bench-out/judge-quality [--workers 2]
 [--judge tiny-vision-streams]``:
 
-0. ``rcjudge models build-tiny [--profile vision]`` when the judge's tiny models are not
-   built yet;
 1. ``rcjudge sim``: N Meta-World rollouts over the tasks, cameras drawn per rollout;
-2. ``rcjudge batch``: the untrained judge (v1, default ``tiny-vision-streams``) judges them all;
+2. ``rcjudge batch``: the untrained judge (v1, default ``tiny-vision-streams``) judges them all
+   (a tiny judge's models are built on first use);
 3. ``rcjudge truth-labels`` + ``labels import``: operator labels (from the physics truth)
    for ``--label-fraction`` of the runs;
 4. ``rcjudge train``: v2 from v1's labelled history, ``--hold-out-task`` never used, each
@@ -154,14 +153,6 @@ def main(argv: list[str] | None = None) -> int:
     times_path = out / "times.json"  # a resumed run keeps the seconds of the stages it skips
     times: dict[str, float] = json.loads(times_path.read_text()) if times_path.exists() else {}
     at = "2026-12-01T00:00:00Z"
-    from judge.ensemble.version import load_judge_version
-    from models.tiny import FOLDERS
-
-    paths = [m.resolved_path() for m in load_judge_version(v1).models]
-    for profile, folder in FOLDERS.items():  # a tiny judge's models, built when missing
-        if any(p.endswith(f"/{folder}/{Path(p).name}") and not Path(p, "config.json").exists()
-               for p in paths):
-            _run(["models", "build-tiny", "--profile", profile], log)
     if not (out / "bundles").exists():
         times["sim"] = _run(["sim", "--tasks", args.tasks, "--n", str(args.n), "--out",
                              str(out / "bundles"), "--seed", str(args.seed), "--workers",

@@ -212,6 +212,42 @@ def build_tiny(out: str | Path, seed: int = 0, profile: str = "plumbing") -> lis
     return built
 
 
+def build_missing(path: str) -> bool:
+    """Build the tiny models a judge version names, when they are missing: ``path`` is a
+    model entry's unexpanded path; only ``{models_dir}/<profile folder>/<architecture>``
+    (``FOLDERS``, ``ARCHITECTURES``) is built, the whole profile at once, into a temporary
+    folder renamed into place, so a concurrent build or an interrupted one never leaves a
+    partial checkpoint. One line on stderr says so. Returns whether it built.
+    """
+    import shutil
+    import sys
+    import tempfile
+
+    from rcjudge.home import models_dir
+
+    parts = path.split("/")
+    profile = {folder: p for p, folder in FOLDERS.items()}.get(parts[1] if len(parts) == 3
+                                                              else "")
+    if parts[0] != "{models_dir}" or profile is None or parts[2] not in ARCHITECTURES:
+        return False
+    target = models_dir() / parts[1]
+    if target.exists():
+        return False
+    target.parent.mkdir(parents=True, exist_ok=True)
+    print(f"rcjudge: building the tiny models (once) under {target}", file=sys.stderr,
+          flush=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{parts[1]}-", dir=target.parent))
+    try:
+        build_tiny(tmp, profile=profile)
+        tmp.rename(target)  # another process's finished build wins: the same weights
+    except OSError:
+        if not target.exists():
+            raise
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return True
+
+
 def _check_reload(model, path: Path) -> None:
     import torch
     from transformers import AutoModelForImageTextToText

@@ -67,12 +67,18 @@ class ModelEntry(_Cfg):
         return self.path.replace("{models_dir}", str(models_dir()))
 
     def checkpoint(self) -> Path:
-        """The checkpoint folder, which must exist.
+        """The checkpoint folder, which must exist; the tiny models the shipped versions name
+        (``{models_dir}/tiny/…``, ``{models_dir}/tiny-vision/…``) are built there on first use
+        (``models.tiny.build_missing``).
 
         Raises:
             ConfigError: naming the model, the folder and where ``{models_dir}`` came from.
         """
+        from models.tiny import build_missing
+
         folder = Path(self.resolved_path())
+        if self.path and not folder.is_dir():
+            build_missing(self.path)  # the embedded defaults' tiny models, on first use
         if not self.path or not folder.is_dir():
             where = (f" ({{models_dir}} = {models_dir()}, from {models_dir_source()})"
                      if "{models_dir}" in self.path else "")

@@ -99,14 +99,41 @@ def test_judge_from_any_folder_finds_models_in_rcjudge_home(tiny_models, bundle,
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)[0]["judge_version"] == "tiny"
 
+
+
+def test_a_fresh_home_builds_the_tiny_models_on_first_use(tiny_models, bundle, tmp_path):
+    """A newcomer's first `rcjudge judge --judge tiny`, from any folder, on a machine where
+    nothing was built: the tiny models are built once (offline, seconds) and the call works."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    env = {k: v for k, v in os.environ.items() if k != "RCJUDGE_MODELS"}
     env["RCJUDGE_HOME"] = str(tmp_path / "empty-home")
-    proc = _cli(["judge", bundle, "--judge", "tiny"], elsewhere, env)
-    assert proc.returncode == 2
-    assert proc.stderr.strip() == (
-        f"rcjudge: error: model 'gemma3-tiny': no checkpoint folder at "
-        f"{tmp_path / 'empty-home' / 'models' / 'tiny' / 'gemma3'} ({{models_dir}} = "
-        f"{tmp_path / 'empty-home' / 'models'}, from $RCJUDGE_HOME/models); build the tiny "
-        f"models with `rcjudge models build-tiny`")
+    models = tmp_path / "empty-home" / "models"
+    proc = _cli(["judge", bundle, "--judge", "tiny", "--json"], elsewhere, env)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)[0]["judge_version"] == "tiny"
+    assert proc.stderr.strip() == (f"rcjudge: building the tiny models (once) under "
+                                   f"{models / 'tiny'}")
+    assert sorted(p.name for p in models.iterdir()) == ["tiny"]  # no temporary folder left
+    assert sorted(p.name for p in (models / "tiny").iterdir()) == ["gemma3", "idefics3", "llava"]
+    again = _cli(["judge", bundle, "--judge", "tiny", "--json"], elsewhere, env)
+    assert again.returncode == 0 and again.stderr == ""  # built once
+    assert json.loads(again.stdout)[0]["answers"] == json.loads(proc.stdout)[0]["answers"]
+
+
+def test_a_missing_checkpoint_that_is_not_a_tiny_model_is_named(tmp_path, monkeypatch):
+    from judge.ensemble.version import ModelEntry
+    from judge.errors import ConfigError
+
+    monkeypatch.setenv("RCJUDGE_MODELS", str(tmp_path))
+    entry = ModelEntry(name="gemma3-v2", backend="transformers",
+                       path="{models_dir}/tiny-v2/gemma3")
+    with pytest.raises(ConfigError) as err:
+        entry.checkpoint()
+    assert str(err.value) == (f"model 'gemma3-v2': no checkpoint folder at "
+                              f"{tmp_path / 'tiny-v2' / 'gemma3'} ({{models_dir}} = {tmp_path}, "
+                              f"from $RCJUDGE_MODELS)")
+    assert list(tmp_path.iterdir()) == []  # nothing built
 
 
 def test_the_vision_profile_sees_more_and_judges_through_the_same_path(tiny_models, bundle):

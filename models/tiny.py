@@ -225,11 +225,12 @@ def build_missing(path: str) -> bool:
 
     from rcjudge.home import models_dir
 
+    profiles = {folder: profile for profile, folder in FOLDERS.items()}
     parts = path.split("/")
-    profile = {folder: p for p, folder in FOLDERS.items()}.get(parts[1] if len(parts) == 3
-                                                              else "")
-    if parts[0] != "{models_dir}" or profile is None or parts[2] not in ARCHITECTURES:
+    if (len(parts) != 3 or parts[0] != "{models_dir}" or parts[1] not in profiles
+            or parts[2] not in ARCHITECTURES):
         return False
+    profile = profiles[parts[1]]
     target = models_dir() / parts[1]
     if target.exists():
         return False

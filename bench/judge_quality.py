@@ -124,6 +124,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--tasks", default=TASKS)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--width", type=int, default=160, help="rcjudge sim --width: frame width "
+                    "(px); 320 with --height 240 for tiny-vision-224-streams")
+    ap.add_argument("--height", type=int, default=120, help="rcjudge sim --height (px)")
     ap.add_argument("--judge", default="tiny-vision-streams", help="v1, the version trained from")
     ap.add_argument("--v2", help="name of the trained version (default JUDGE-qSEED); a name "
                     "already trained is never overwritten")
@@ -156,7 +159,8 @@ def main(argv: list[str] | None = None) -> int:
     if not (out / "bundles").exists():
         times["sim"] = _run(["sim", "--tasks", args.tasks, "--n", str(args.n), "--out",
                              str(out / "bundles"), "--seed", str(args.seed), "--workers",
-                             str(args.workers)], log)
+                             str(args.workers), "--width", str(args.width), "--height",
+                             str(args.height)], log)
     fresh_ledger = not (out / "ledger.db").exists()  # else v1's judgments are skipped
     seconds = _run(["batch", str(out / "bundles"), "--judge", v1, "--db", db], log)
     if fresh_ledger:

@@ -5,11 +5,12 @@
 processor, a locally trained byte-level BPE tokenizer and a chat template),
 under 5 MB, that loads with ``from_pretrained`` exactly like a hub model.
 
-Two profiles share the text model and differ in how much they see (``PROFILES``):
+Three profiles share the text model and differ in how much they see (``PROFILES``):
 ``plumbing`` (the ``tiny`` judge: 64-px inputs, 4-16 tokens a frame, fast; for tests and the
-demo) and ``vision`` (the ``tiny-vision`` judge: 128-px inputs, 16-65 tokens a frame and a
+demo), ``vision`` (the ``tiny-vision`` judges: 128-px inputs, 16-65 tokens a frame and a
 vision tower twice as wide, which ``rcjudge train`` can teach to see success on physics
-rollouts: docs/judge-quality.md). After
+rollouts: docs/judge-quality.md) and ``vision-224`` (the same towers at 224 px, 49-197
+tokens a frame, about 1.75 times the training time). After
 saving, each is reloaded and every weight compared, so a checkpoint that would
 silently re-initialise a tensor is refused.
 
@@ -67,9 +68,12 @@ class Vision:
 PROFILES = {
     "plumbing": Vision(hidden=32, layers=2, image=64, patch=16),
     "vision": Vision(hidden=64, layers=2, image=128, patch=16),
+    # The same towers over 224-px inputs (196 patches a frame): a 320 x 240 frame keeps
+    # detail a 128-px resize loses, such as the goal marker beside a held object.
+    "vision-224": Vision(hidden=64, layers=2, image=224, patch=16),
 }
 #: Where each profile's models go under {models_dir} (the judge versions name these folders).
-FOLDERS = {"plumbing": "tiny", "vision": "tiny-vision"}
+FOLDERS = {"plumbing": "tiny", "vision": "tiny-vision", "vision-224": "tiny-vision-224"}
 
 
 def _tower(v: Vision) -> dict:

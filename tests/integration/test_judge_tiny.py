@@ -136,16 +136,26 @@ def test_a_missing_checkpoint_that_is_not_a_tiny_model_is_named(tmp_path, monkey
     assert list(tmp_path.iterdir()) == []  # nothing built
 
 
-def test_the_vision_profile_sees_more_and_judges_through_the_same_path(tiny_models, bundle):
-    from models.tiny import build_tiny
+@pytest.mark.parametrize(("profile", "version", "side", "expected"), [
+    # 128-px inputs in 16-px patches: 8 x 8 = 64, pooled 2 x 2 by Gemma 3 and Idefics3,
+    # all 64 + CLS for LLaVA (the plumbing profile: 4, 4, 17)
+    ("vision", "tiny-vision", 160, {"gemma3": 16, "idefics3": 16, "llava": 65}),
+    # 224 px: 14 x 14 = 196 patches, pooled to 49, or 196 + CLS
+    ("vision-224", "tiny-vision-224-streams", 320,
+     {"gemma3": 49, "idefics3": 49, "llava": 197}),
+])
+def test_the_vision_profiles_see_more_and_judge_through_the_same_path(
+        tiny_models, bundle, profile, version, side, expected):
+    from models.tiny import FOLDERS, build_tiny
 
-    built = {m.name: m for m in build_tiny(tiny_models.parent / "tiny-vision", profile="vision")}
+    built = {m.name: m for m in build_tiny(tiny_models.parent / FOLDERS[profile],
+                                           profile=profile)}
     assert all(m.bytes < 5 * 2**20 for m in built.values())
-    frame = np.zeros((1, 120, 160, 3), np.uint8)
+    frame = np.zeros((1, side * 3 // 4, side, 3), np.uint8)
     tokens = {}
     for name in ("gemma3", "idefics3", "llava"):
         b = create_backend(BackendSpec(name=name, backend="transformers",
-                                       path=str(built[name].path), max_pixels=19200))
+                                       path=str(built[name].path), max_pixels=side * side * 3 // 4))
         b.load()
         text = b.prompt_text(1, "q")
         ids = b.processor(text=[text], images=[[Image.fromarray(frame[0])]],
@@ -153,10 +163,8 @@ def test_the_vision_profile_sees_more_and_judges_through_the_same_path(tiny_mode
         image_token = {"gemma3": "<image_soft_token>", "idefics3": "<image>",
                        "llava": "<image>"}[name]
         tokens[name] = ids.count(b.tokenizer.convert_tokens_to_ids(image_token))
-    # 128-px inputs in 16-px patches: 8 x 8 = 64, pooled 2 x 2 by Gemma 3 and Idefics3,
-    # all 64 + CLS for LLaVA (the plumbing profile: 4, 4, 17)
-    assert tokens == {"gemma3": 16, "idefics3": 16, "llava": 65}
-    j = Judge("tiny-vision").judge(bundle)
+    assert tokens == expected
+    j = Judge(version).judge(bundle)
     assert [a.model for a in j.answers] == ["gemma3-vision", "idefics3-vision", "llava-vision"]
     assert j.frames == 3  # one image per camera: the last sampled time step
 
@@ -164,5 +172,6 @@ def test_the_vision_profile_sees_more_and_judges_through_the_same_path(tiny_mode
 def test_an_unknown_tiny_profile_is_one_line(tmp_path):
     from models.tiny import build_tiny
 
-    with pytest.raises(ModelError, match=r"unknown tiny profile 'huge'; known: plumbing, vision"):
+    with pytest.raises(ModelError,
+                       match=r"unknown tiny profile 'huge'; known: plumbing, vision, vision-224$"):
         build_tiny(tmp_path, profile="huge")

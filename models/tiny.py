@@ -10,7 +10,7 @@ Three profiles share the text model and differ in how much they see (``PROFILES`
 demo), ``vision`` (the ``tiny-vision`` judges: 128-px inputs, 16-65 tokens a frame and a
 vision tower twice as wide, which ``rcjudge train`` can teach to see success on physics
 rollouts: docs/judge-quality.md) and ``vision-224`` (the same towers at 224 px, 49-197
-tokens a frame, about 1.75 times the training time). After
+tokens a frame; 1.4 times 128 px's training step, `python -m bench.train_step`). After
 saving, each is reloaded and every weight compared, so a checkpoint that would
 silently re-initialise a tensor is refused.
 

@@ -617,13 +617,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=_cmd_eval)
 
+    from models.tiny import PROFILES
+
     models = sub.add_parser("models", help="model tools").add_subparsers(
         dest="models_command", required=True, metavar="COMMAND")
     p = models.add_parser("build-tiny", help="build three tiny random-weight VLMs offline")
     p.add_argument("--out", help="output folder (default {models_dir}/tiny, "
                    "{models_dir}/tiny-vision or {models_dir}/tiny-vision-224 by --profile, "
                    "where those judges look: $RCJUDGE_MODELS or $RCJUDGE_HOME/models)")
-    p.add_argument("--profile", choices=("plumbing", "vision", "vision-224"), default="plumbing",
+    p.add_argument("--profile", choices=tuple(PROFILES), default="plumbing",
                    help="plumbing: the `tiny` judge's 64-px models (tests, demo); vision: the "
                    "`tiny-vision` judges' 128-px models, trainable to see success; "
                    "vision-224: the same at 224 px (`tiny-vision-224-streams`)")

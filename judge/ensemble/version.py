@@ -68,7 +68,7 @@ class ModelEntry(_Cfg):
 
     def checkpoint(self) -> Path:
         """The checkpoint folder, which must exist; the tiny models the shipped versions name
-        (``{models_dir}/tiny/…``, ``{models_dir}/tiny-vision/…``) are built there on first use
+        (``{models_dir}/<models.tiny.FOLDERS folder>/…``) are built there on first use
         (``models.tiny.build_missing``).
 
         Raises:

@@ -28,9 +28,10 @@ def _cmd_sim(args: argparse.Namespace) -> int:
     from bench.sim.generate import make_config, summary_line, write_sim_set
 
     fields = {"seed": args.seed, "tasks": tuple(args.tasks.split(",")),
-              "duration_s": args.duration, "width": args.width, "height": args.height,
-              "fps": args.fps, "failure_rate": args.failure_rate,
-              "perturbation": args.perturbation, "group_size": args.group_size}
+              "duration_s": args.duration, "min_duration_s": args.min_duration,
+              "width": args.width, "height": args.height, "fps": args.fps,
+              "failure_rate": args.failure_rate, "perturbation": args.perturbation,
+              "group_size": args.group_size}
     if args.near_band is not None:
         from bench.sim.labels import LabelRules
 
@@ -112,7 +113,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", required=True, help="output folder")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--workers", type=int, default=1, help="processes (default 1)")
-    p.add_argument("--duration", type=float, default=3.0, help="seconds per rollout")
+    p.add_argument("--duration", type=float, default=3.0, help="seconds per rollout "
+                   "(with --min-duration, the longest)")
+    p.add_argument("--min-duration", type=float, metavar="S", help="draw each rollout's "
+                   "length from [S, --duration] s: the time limit cuts some experts mid-task")
     p.add_argument("--width", type=int, default=160)
     p.add_argument("--height", type=int, default=120)
     p.add_argument("--fps", type=int, default=16)

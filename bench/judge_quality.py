@@ -16,6 +16,11 @@
    once on the unseen seeds of the trained tasks (``truth-trained-tasks.csv``: the issue's
    success, ECE, attempt and class targets) and once with the held-out task too.
 
+``--pool N`` adds N more rollouts of the trained tasks (``--pool-seed``, each rollout's length
+drawn from [``--pool-min-duration``, 3] s, so the time limit cuts some experts mid-task) under
+``pool/``, judged by v1 and labelled in full: training data only. They are not in
+``truth.csv``, so every figure is on the same runs as without them.
+
 ``--train-seeds 1,2,3`` repeats 4-6 once per training seed (versions ``V2-s1``, ``V2-s2``,
 ...; the split, the data order and the initial weights change, the labelled runs do not:
 they are drawn with ``--seed``), writes each one's reports under ``eval/V2-sS/`` and
@@ -104,6 +109,15 @@ def spread(results: dict[str, tuple[dict, dict]], hold_out_task: str) -> str:
     return "\n".join(rows)
 
 
+def trained_tasks(tasks: str, held_out: set[str]) -> str:
+    """The comma list of task keys ``tasks`` less those whose task id is in ``held_out``:
+    ``trained_tasks("pick-place,pick-place-wall", {"metaworld.pick_place_wall"})`` ->
+    ``"pick-place"``."""
+    from bench.sim.tasks import resolve_tasks
+
+    return ",".join(t.key for t in resolve_tasks(tasks) if t.task_id not in held_out)
+
+
 def trained_tasks_truth(truth: Path, bundles: Path, held_out: set[str], out: Path) -> None:
     """Write ``truth`` less the runs of the ``held_out`` task ids (read from each run's
     ``truth.json``) to ``out``: the issue's "unseen seeds" targets are on the trained tasks,
@@ -146,6 +160,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--train-seeds", type=lambda v: [int(x) for x in v.split(",")],
                     help="comma list: one v2 per training seed (NAME-sSEED), each on the same "
                     "labels (drawn with --seed), and their spread (default: --seed alone)")
+    ap.add_argument("--pool", type=int, default=0, metavar="N",
+                    help="N more labelled rollouts of the trained tasks, of drawn lengths, "
+                    "for training only (default 0)")
+    ap.add_argument("--pool-seed", type=int, default=2, help="rcjudge sim --seed of the pool")
+    ap.add_argument("--pool-min-duration", type=float, default=1.0,
+                    help="rcjudge sim --min-duration of the pool (s)")
     ap.add_argument("--out", default="bench-out/judge-quality")
     args = ap.parse_args(argv)
 
@@ -161,10 +181,23 @@ def main(argv: list[str] | None = None) -> int:
                              str(out / "bundles"), "--seed", str(args.seed), "--workers",
                              str(args.workers), "--width", str(args.width), "--height",
                              str(args.height)], log)
+    held_out = set(args.hold_out_task.split(",")) if args.hold_out_task else set()
+    if args.pool and not (out / "pool").exists():
+        times["sim pool"] = _run(["sim", "--tasks", trained_tasks(args.tasks, held_out), "--n",
+                                  str(args.pool), "--out", str(out / "pool"), "--seed",
+                                  str(args.pool_seed), "--workers", str(args.workers),
+                                  "--min-duration", str(args.pool_min_duration), "--width",
+                                  str(args.width), "--height", str(args.height)], log)
     fresh_ledger = not (out / "ledger.db").exists()  # else v1's judgments are skipped
     seconds = _run(["batch", str(out / "bundles"), "--judge", v1, "--db", db], log)
     if fresh_ledger:
         times["judge v1"] = seconds
+    if args.pool and not (out / "pool-labels.csv").exists():
+        times["judge v1 pool"] = _run(["batch", str(out / "pool"), "--judge", v1, "--db", db],
+                                      log)
+        _run(["truth-labels", str(out / "pool"), "--out", str(out / "pool-labels.csv"),
+              "--labeled-at", at], log)
+        _run(["labels", "import", str(out / "pool-labels.csv"), "--db", db], log)
     if not (out / "labels.csv").exists():
         _run(["truth-labels", str(out / "bundles"), "--out", str(out / "labels.csv"),
               "--fraction", str(args.label_fraction), "--seed", str(args.seed),
@@ -172,7 +205,6 @@ def main(argv: list[str] | None = None) -> int:
         _run(["truth-labels", str(out / "bundles"), "--out", str(out / "truth.csv"),
               "--labeled-by", "physics", "--labeled-at", at, "--near-threshold"], log)
         _run(["labels", "import", str(out / "labels.csv"), "--db", db], log)
-    held_out = set(args.hold_out_task.split(",")) if args.hold_out_task else set()
     trained_tasks_truth(out / "truth.csv", out / "bundles", held_out,
                         out / "truth-trained-tasks.csv")
     seeds = args.train_seeds or [args.seed]

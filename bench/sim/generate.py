@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import signal
 import sys
 import time
 import zlib
@@ -27,7 +29,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
 from bench.sim.cameras import CAMERAS, CameraRanges, draw_poses
 from bench.sim.errors import SimError
@@ -48,7 +50,12 @@ class SimConfig(BaseModel):
     seed: int = Field(0, ge=0, description="Seed of the whole set; rollout i uses (seed, i).")
     tasks: tuple[str, ...] = Field(tuple(TASKS), min_length=1, description="Task keys "
                                    "(bench.sim.tasks), cycled per group.")
-    duration_s: float = Field(3.0, ge=1.0, le=30.0, description="Length of a rollout (s).")
+    duration_s: float = Field(3.0, ge=1.0, le=30.0, description="Length of a rollout (s); "
+                              "with min_duration_s, the longest.")
+    min_duration_s: float | None = Field(
+        None, ge=1.0, le=30.0, description="Each rollout's length drawn uniformly from "
+        "[min_duration_s, duration_s] (to a frame), so that the time limit cuts some experts "
+        "mid-task; unset: every rollout lasts duration_s.")
     width: int = Field(160, ge=64, le=1280, description="Frame width (px), even.")
     height: int = Field(120, ge=48, le=960, description="Frame height (px), even.")
     fps: int = Field(16, ge=4, le=40, description="Camera frame rate; frames are rendered at "
@@ -98,14 +105,23 @@ class SimConfig(BaseModel):
             raise ValueError(f"{v!r} is not one of {', '.join(KINDS)}")
         return v
 
-    @property
-    def steps(self) -> int:
-        return round(self.duration_s * CONTROL_HZ)
+    @field_validator("min_duration_s")
+    @classmethod
+    def _below_duration(cls, v: float | None, info: ValidationInfo) -> float | None:
+        longest = info.data.get("duration_s")
+        if v is not None and longest is not None and v > longest:
+            raise ValueError(f"above duration_s {longest}")
+        return v
 
-    def frame_steps(self) -> np.ndarray:
-        n = int(np.floor(self.duration_s * self.fps + 1e-9)) + 1
+    def steps(self, duration_s: float) -> int:
+        """Control steps of a rollout lasting ``duration_s``."""
+        return round(duration_s * CONTROL_HZ)
+
+    def frame_steps(self, duration_s: float) -> np.ndarray:
+        """(F,) control-step indices the frames of a ``duration_s`` rollout are rendered at."""
+        n = int(np.floor(duration_s * self.fps + 1e-9)) + 1
         return np.minimum(np.round(np.arange(n) * CONTROL_HZ / self.fps).astype(int),
-                          self.steps)  # (F,) control-step indices
+                          self.steps(duration_s))
 
 
 def make_config(**fields: Any) -> SimConfig:
@@ -129,7 +145,9 @@ def run_id(cfg: SimConfig, index: int) -> str:
 
 
 def plan(cfg: SimConfig, index: int) -> dict:
-    """What rollout ``index`` will be (task, env seed, perturbation, camera poses); no physics."""
+    """What rollout ``index`` will be (task, env seed, perturbation, camera poses, length);
+    no physics. The length is drawn last, so a set with ``min_duration_s`` has the same
+    perturbations and poses as one without."""
     task = TASKS[cfg.tasks[index % len(cfg.tasks)]]
     group = index // len(cfg.tasks) // cfg.group_size
     task_key = zlib.crc32(task.key.encode())
@@ -143,8 +161,14 @@ def plan(cfg: SimConfig, index: int) -> dict:
         kind = kinds[int(rng.choice(len(kinds), p=w / w.sum()))]
     else:
         kind = "none"
-    return {"task": task, "env_seed": env_seed, "group": group,
-            "perturbation": draw(rng, kind), "poses": draw_poses(rng, cfg.cameras)}
+    pert, poses = draw(rng, kind), draw_poses(rng, cfg.cameras)
+    duration = cfg.duration_s
+    if cfg.min_duration_s is not None:  # to a whole frame, within the range
+        lo = np.ceil(cfg.min_duration_s * cfg.fps - 1e-9)
+        hi = np.floor(cfg.duration_s * cfg.fps + 1e-9)
+        duration = float(rng.integers(lo, hi, endpoint=True)) / cfg.fps
+    return {"task": task, "env_seed": env_seed, "group": group, "perturbation": pert,
+            "poses": poses, "duration_s": duration}
 
 
 def _policy_checkpoint(task: SimTask) -> str:
@@ -183,9 +207,9 @@ def write_rollout(out: str | Path, cfg: SimConfig, index: int) -> dict:
     p = plan(cfg, index)
     task: SimTask = p["task"]
     pert: Perturbation = p["perturbation"]
-    steps = cfg.frame_steps()
-    ro = rollout(task, p["env_seed"], pert, cfg.steps, p["poses"],
-                 Render(cfg.width, cfg.height, steps))
+    steps = cfg.frame_steps(p["duration_s"])
+    ro = rollout(task, p["env_seed"], pert, cfg.steps(p["duration_s"]), p["poses"],
+                 Render(cfg.width, cfg.height, steps), planned_steps=cfg.steps(cfg.duration_s))
     trace, frames, fired = ro.trace, ro.frames, ro.fired_step
     lab = label(trace, cfg.labels)
     gop = max(1, round(cfg.gop_s * cfg.fps))
@@ -209,7 +233,7 @@ def write_rollout(out: str | Path, cfg: SimConfig, index: int) -> dict:
                          "fired_t": None if fired is None else round(fired * trace.dt, 4)},
         "contacts": lab.contacts,
         "camera_poses": {c: p["poses"][c].as_dict() for c in CAMERAS},
-        "duration_s": cfg.duration_s, "fps": cfg.fps, "cameras": list(CAMERAS),
+        "duration_s": p["duration_s"], "fps": cfg.fps, "cameras": list(CAMERAS),
         "control_hz": CONTROL_HZ, "versions": ro.versions,
     }
     attribution = attribution_for(task, p["env_seed"], ro.versions, ro.mount_h_mm)
@@ -221,7 +245,35 @@ def write_rollout(out: str | Path, cfg: SimConfig, index: int) -> dict:
 
 
 def _one(args: tuple[str, SimConfig, int]) -> dict:
-    return write_rollout(*args)
+    """One rollout in a worker process (see :func:`_die_with_parent`)."""
+    try:
+        return write_rollout(*args)
+    except SystemExit as stop:  # SIGTERM mid-rollout (_die_with_parent): the bundle being
+        # written has removed its temporary folder; leave now, or the pool waits for more work
+        os._exit(stop.code if isinstance(stop.code, int) else 1)
+
+
+PR_SET_PDEATHSIG = 1  # linux/prctl.h
+
+
+def _die_with_parent(parent: int) -> None:
+    """A worker's initializer: the worker is sent SIGTERM when the process that started it
+    dies (however it dies: a kill, SIGKILL, a crash), and SIGTERM ends it through Python, so
+    a bundle it was writing leaves no temporary folder behind (:func:`_one`). Linux (prctl);
+    elsewhere a worker may outlive a killed parent."""
+    import ctypes
+
+    def stop(signum: int, frame: object) -> None:
+        raise SystemExit(128 + signum)
+
+    signal.signal(signal.SIGTERM, stop)
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+    except (OSError, AttributeError):  # not Linux
+        return
+    if os.getppid() != parent:  # the parent died before prctl: nobody will signal
+        os._exit(1)
 
 
 def write_sim_set(out: str | Path, n: int, config: SimConfig | None = None, workers: int = 1,
@@ -250,10 +302,11 @@ def write_sim_set(out: str | Path, n: int, config: SimConfig | None = None, work
     truths: list[dict] = []
     jobs = [(str(out), cfg, i) for i in range(n)]
     if workers == 1:
-        results = map(_one, jobs)
+        results = (write_rollout(*job) for job in jobs)
         pool = None
     else:
-        pool = ProcessPoolExecutor(max_workers=min(workers, n), mp_context=get_context("spawn"))
+        pool = ProcessPoolExecutor(max_workers=min(workers, n), mp_context=get_context("spawn"),
+                                   initializer=_die_with_parent, initargs=(os.getpid(),))
         results = pool.map(_one, jobs)
     try:
         for truth in results:

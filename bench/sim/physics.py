@@ -227,11 +227,14 @@ def versions() -> dict[str, str]:
 
 def rollout(task: SimTask, env_seed: int, pert: Perturbation, steps: int,
             poses: dict[str, CameraPose] | None = None, render: Render | None = None,
-            ) -> Rollout:
+            planned_steps: int | None = None) -> Rollout:
     """Run the perturbed expert for ``steps`` control steps.
 
     The trace has ``steps + 1`` samples: the reset state, then one after each step;
     frames are rendered (given ``render`` and ``poses``) at ``render.frame_steps``.
+    ``planned_steps`` (default ``steps``) is the episode the perturbation is planned for
+    (``slow`` hesitates for a share of it): with more than ``steps``, the time limit cuts
+    the run, which is then the start of the longer one.
     """
     deps.require()
     from metaworld import policies
@@ -240,7 +243,8 @@ def rollout(task: SimTask, env_seed: int, pert: Perturbation, steps: int,
     renderer = None
     try:
         mount = _mount_height_mm(env)
-        expert = PerturbedExpert(getattr(policies, task.policy)(), pert, env, obs, steps)
+        expert = PerturbedExpert(getattr(policies, task.policy)(), pert, env, obs,
+                                  planned_steps or steps)
         probe = _Probe(env, task)
         rows = [probe.sample(obs, env.evaluate_state(obs, np.zeros(4, np.float32))[1])]
         frames: dict[str, list[np.ndarray]] = {c: [] for c in CAMERAS}

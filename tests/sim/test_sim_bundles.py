@@ -8,6 +8,7 @@ reads them back through the judge's own code.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import numpy as np
@@ -23,12 +24,15 @@ CFG = {"seed": 11, "tasks": ("pick-place",), "perturbation": "none", "width": 96
 N = 4
 
 
-@pytest.fixture(scope="session")
-def sim_set(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[Path], dict]:
+def write_set(out: Path, cfg: dict) -> tuple[list[Path], dict]:
     from bench.sim.generate import make_config, write_sim_set
 
-    out = tmp_path_factory.mktemp("sim") / "a"
-    return write_sim_set(out, N, make_config(**CFG), workers=1)
+    return write_sim_set(out, N, make_config(**cfg), workers=1)
+
+
+@pytest.fixture(scope="session")
+def sim_set(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[Path], dict]:
+    return write_set(tmp_path_factory.mktemp("sim") / "a", CFG)
 
 
 @pytest.fixture(scope="session")
@@ -136,6 +140,22 @@ def test_same_seed_gives_the_same_bundles_in_any_number_of_workers(sim_set, sim_
         assert (p / "truth.json").read_bytes() == (out / p.name / "truth.json").read_bytes()
 
 
+def test_drawn_lengths_are_the_bundles_lengths(sim_set, tmp_path):
+    """--min-duration 1 --duration 2: each rollout lasts what its plan drew (2, 1.875, 1.75
+    and 1.875 s for this seed), in truth.json, the streams and the frames; the first, drawn
+    at the longest, is the same physics as the set without it."""
+    from judge.bundle.inspect import inspect_bundle
+
+    paths, _ = write_set(tmp_path / "d", {**CFG, "min_duration_s": 1.0})
+    assert [truth(p)["duration_s"] for p in paths] == [2.0, 1.875, 1.75, 1.875]
+    for p in paths:
+        r = inspect_bundle(str(p))
+        assert r["duration_s"] == truth(p)["duration_s"]
+        assert {c["frames"] for c in r["cameras"].values()} == {truth(p)["duration_s"] * 8 + 1}
+    assert truth(paths[0])["contacts"] == truth(sim_set[0][0])["contacts"]
+    assert truth(paths[0])["final_distance_m"] == truth(sim_set[0][0])["final_distance_m"]
+
+
 def test_truth_labels_import_into_a_ledger(sim_set, tmp_path, capsys):
     from judge.bundle.intake import intake
     from judge.ledgers.labels import read_labels
@@ -186,3 +206,54 @@ def test_actuator_signal_bundles_name_the_profile_and_find_grasp_and_drop(tmp_pa
     assert result["gripper_spurious_per_bundle"] == 0.0
     base = evaluate(paths, use_profile=False)
     assert base["found_by_kind"].get("grasp", 0) == 0
+
+
+def _children(pid: int) -> list[int]:
+    path = Path(f"/proc/{pid}/task/{pid}/children")
+    return [int(c) for c in path.read_text().split()] if path.exists() else []
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except FileNotFoundError:
+        return False
+    return state != "Z"
+
+
+@pytest.mark.parametrize("sig", ["SIGTERM", "SIGKILL"])
+def test_a_stopped_sim_leaves_no_workers_behind(tmp_path, sig):
+    """Stopping `rcjudge sim` (kill, or SIGKILL) stops its worker processes with it: no
+    orphan goes on simulating and writing bundles into --out."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    out = tmp_path / "runs"
+    proc = subprocess.Popen([sys.executable, "-m", "rcjudge.cli", "sim", "--tasks",
+                             "pick-place", "--n", "64", "--out", str(out), "--workers", "2",
+                             "--width", "96", "--height", "64", "--fps", "8", "--duration",
+                             "1"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 120
+        while not (out.exists() and any(out.iterdir())):  # the workers are simulating
+            assert proc.poll() is None and time.monotonic() < deadline
+            time.sleep(0.2)
+        workers = _children(proc.pid)
+        assert len(workers) >= 2
+        proc.send_signal(getattr(signal, sig))
+        proc.wait(timeout=30)
+        deadline = time.monotonic() + 20
+        while any(_alive(w) for w in workers) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert [w for w in workers if _alive(w)] == []
+        written = sorted(p.name for p in out.iterdir())
+        time.sleep(3)
+        assert sorted(p.name for p in out.iterdir()) == written  # nothing more written
+        assert [n for n in written if not n.startswith("sim-")] == []  # nor left half-written
+    finally:
+        proc.kill()
+        for w in workers if "workers" in locals() else []:
+            if _alive(w):
+                os.kill(w, signal.SIGKILL)

@@ -70,6 +70,38 @@ def test_the_plan_is_deterministic_and_respects_the_mix():
     assert "offset" not in kinds_for(TASKS["button-press-topdown"])
 
 
+def test_min_duration_draws_each_length_on_the_frame_grid_and_nothing_else():
+    fixed = make_config(seed=5)
+    drawn = make_config(seed=5, min_duration_s=1.0)
+    a = [plan(fixed, i) for i in range(400)]
+    b = [plan(drawn, i) for i in range(400)]
+    assert {p["duration_s"] for p in a} == {3.0}
+    # drawn last: the same perturbations, poses, tasks and env seeds as without
+    assert [(p["perturbation"], p["poses"], p["task"], p["env_seed"]) for p in a] == [
+        (p["perturbation"], p["poses"], p["task"], p["env_seed"]) for p in b]
+    lengths = [p["duration_s"] for p in b]
+    assert lengths == [plan(drawn, i)["duration_s"] for i in range(400)]  # deterministic
+    frames = {round(d * 16) for d in lengths}
+    assert {d * 16 for d in lengths} == frames  # whole frames at 16 fps
+    assert frames == set(range(16, 49))  # 1 s to 3 s, both ends included
+    # a bound between frames rounds inward; equal bounds leave one length
+    assert min(plan(make_config(seed=5, min_duration_s=1.03), i)["duration_s"]
+               for i in range(400)) == 1.0625
+    assert {plan(make_config(seed=5, min_duration_s=3.0), i)["duration_s"]
+            for i in range(20)} == {3.0}
+    with pytest.raises(SimError, match=r"min_duration_s: Value error, above duration_s 2.0 "
+                                       r"\(got 2.5\)"):
+        make_config(duration_s=2.0, min_duration_s=2.5)
+
+
+def test_a_min_duration_above_the_duration_is_refused_before_simulating(tmp_path, capsys):
+    out = tmp_path / "o"
+    assert main(["sim", "--n", "1", "--out", str(out), "--min-duration", "4"]) == 2
+    assert ("min_duration_s: Value error, above duration_s 3.0 (got 4.0)"
+            in capsys.readouterr().err)
+    assert not out.exists()
+
+
 def trace(n: int = 241, **over) -> Trace:
     """A hand-built trace: the tool sits on the object, nothing else happens."""
     base = {"dt": 0.0125, "q": np.zeros((n, 7)), "qd": np.zeros((n, 7)),

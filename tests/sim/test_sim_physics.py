@@ -125,6 +125,26 @@ def test_a_late_slow_expert_is_a_timeout_and_a_less_late_one_succeeds():
     assert ok.success and ok.near_threshold  # labels follow the physics, not the injection
 
 
+def test_a_time_limit_cuts_the_run_it_would_have_been_and_labels_what_happened():
+    """--min-duration: the expert is planned for the longest run (the slow one hesitates for
+    60 % of 3 s) and the time limit cuts it: the cut trace is the start of the full one."""
+    from bench.sim.labels import label
+    from bench.sim.perturb import Perturbation
+    from bench.sim.physics import rollout
+    from bench.sim.tasks import TASKS
+
+    full, ok, _ = run("pick-place", 101, "slow", hesitate_frac=0.6, factor=0.6)
+    assert ok.success
+    cut = rollout(TASKS["pick-place"], 101, Perturbation("slow", {"hesitate_frac": 0.6,
+                                                                  "factor": 0.6}),
+                  200, planned_steps=STEPS).trace  # 2.5 s of the 3 s
+    for f in ("q", "qd", "tau", "width", "grip", "tcp", "obj", "metric"):
+        np.testing.assert_array_equal(getattr(cut, f), getattr(full, f)[:201])
+    lab = label(cut)
+    assert (lab.attempt, lab.success, lab.failure_class) == (True, False, "task.timeout")
+    assert kinds(lab) == kinds(ok) == ["grasp"] and at(lab, "grasp") == at(ok, "grasp")
+
+
 def test_trace_shapes_and_units():
     tr, _, _ = run("pick-place", 101, "none")
     n = STEPS + 1

@@ -1,8 +1,9 @@
-"""bench.judge_quality's table over training seeds: every figure per seed, mean and range."""
+"""bench.judge_quality: the table over training seeds (every figure per seed, mean and range),
+the pool's tasks."""
 
 from __future__ import annotations
 
-from bench.judge_quality import spread
+from bench.judge_quality import spread, trained_tasks
 
 
 def _reports(name: str, success: float, ece: float, attempt: float, klass: float, every: float,
@@ -33,3 +34,12 @@ def test_spread_lists_each_seed_and_the_mean_and_range_of_every_figure():
         "| task.a: success | 1.000 | 0.900 | 0.950 (0.900 - 1.000) |",
         "| task.wall (held out): success | 0.800 | 0.600 | 0.700 (0.600 - 0.800) |",
     ]
+
+
+def test_the_pool_simulates_the_trained_tasks_only():
+    tasks = "pick-place,pick-place-wall,drawer-open,button-press-topdown,peg-insert-side"
+    assert (trained_tasks(tasks, {"metaworld.pick_place_wall"})
+            == "pick-place,drawer-open,button-press-topdown,peg-insert-side")
+    assert trained_tasks(tasks, {"metaworld.pick_place_wall", "metaworld.drawer_open"}) == (
+        "pick-place,button-press-topdown,peg-insert-side")
+    assert trained_tasks("drawer-open", set()) == "drawer-open"

@@ -16,9 +16,10 @@
    once on the unseen seeds of the trained tasks (``truth-trained-tasks.csv``: the issue's
    success, ECE, attempt and class targets) and once with the held-out task too.
 
-``--pool N`` adds N more rollouts of the trained tasks (``--pool-seed``, each rollout's length
-drawn from [``--pool-min-duration``, 3] s, so the time limit cuts some experts mid-task) under
-``pool/``, judged by v1 and labelled in full: training data only. They are not in
+``--pool N`` adds N more rollouts (``--pool-seed``; of ``--pool-tasks``, default the trained
+tasks, never a held-out one; ``--pool-perturbation`` forces one kind; each rollout's length
+drawn from [``--pool-min-duration``, 3] s, so the time limit cuts some experts mid-task)
+under ``pool/``, judged by v1 and labelled in full: training data only. They are not in
 ``truth.csv``, so every figure is on the same runs as without them.
 
 ``--train-seeds 1,2,3`` repeats 4-6 once per training seed (versions ``V2-s1``, ``V2-s2``,
@@ -164,11 +165,24 @@ def main(argv: list[str] | None = None) -> int:
                     help="N more labelled rollouts of the trained tasks, of drawn lengths, "
                     "for training only (default 0)")
     ap.add_argument("--pool-seed", type=int, default=2, help="rcjudge sim --seed of the pool")
+    ap.add_argument("--pool-tasks", help="the pool's tasks (default: the trained ones)")
+    ap.add_argument("--pool-perturbation", help="rcjudge sim --perturbation of the pool "
+                    "(default: drawn, as in the rest)")
     ap.add_argument("--pool-min-duration", type=float, default=1.0,
                     help="rcjudge sim --min-duration of the pool (s)")
     ap.add_argument("--out", default="bench-out/judge-quality")
     args = ap.parse_args(argv)
 
+    held_out = set(args.hold_out_task.split(",")) if args.hold_out_task else set()
+    from bench.sim.errors import SimError
+
+    try:
+        pool_tasks = trained_tasks(args.pool_tasks or args.tasks, held_out)
+    except SimError as exc:
+        ap.error(str(exc))
+    if args.pool_tasks and pool_tasks != trained_tasks(args.pool_tasks, set()):
+        ap.error(f"--pool-tasks {args.pool_tasks}: names a held-out task "
+                 f"({args.hold_out_task}); the pool is training data")
     out = Path(args.out).absolute()
     out.mkdir(parents=True, exist_ok=True)
     log, db = out / "log.txt", f"sqlite:///{out / 'ledger.db'}"
@@ -181,13 +195,13 @@ def main(argv: list[str] | None = None) -> int:
                              str(out / "bundles"), "--seed", str(args.seed), "--workers",
                              str(args.workers), "--width", str(args.width), "--height",
                              str(args.height)], log)
-    held_out = set(args.hold_out_task.split(",")) if args.hold_out_task else set()
     if args.pool and not (out / "pool").exists():
-        times["sim pool"] = _run(["sim", "--tasks", trained_tasks(args.tasks, held_out), "--n",
-                                  str(args.pool), "--out", str(out / "pool"), "--seed",
-                                  str(args.pool_seed), "--workers", str(args.workers),
-                                  "--min-duration", str(args.pool_min_duration), "--width",
-                                  str(args.width), "--height", str(args.height)], log)
+        forced = ["--perturbation", args.pool_perturbation] if args.pool_perturbation else []
+        times["sim pool"] = _run(["sim", "--tasks", pool_tasks, "--n", str(args.pool), "--out",
+                                  str(out / "pool"), "--seed", str(args.pool_seed),
+                                  "--workers", str(args.workers), "--min-duration",
+                                  str(args.pool_min_duration), "--width", str(args.width),
+                                  "--height", str(args.height), *forced], log)
     fresh_ledger = not (out / "ledger.db").exists()  # else v1's judgments are skipped
     seconds = _run(["batch", str(out / "bundles"), "--judge", v1, "--db", db], log)
     if fresh_ledger:

@@ -51,7 +51,9 @@ def test_interrupt_then_resume_judges_each_run_once(fifty, tmp_path):
     listing = tmp_path / "runs.txt"
     listing.write_text("\n".join(str(p) for p in fifty) + "\n")
     url = f"sqlite:///{tmp_path / 'ledger.db'}"
-    slow = version_file(tmp_path, delay_s=0.05)
+    # slow enough that the SIGINT lands mid-batch even on a loaded machine (at 0.05 s a call,
+    # the whole batch once finished before it: exit 0)
+    slow = version_file(tmp_path, delay_s=0.2)
     proc = subprocess.Popen(rcjudge("batch", str(listing), "--judge", str(slow), "--db", url,
                                     "--max-in-flight", "2", "--json"),
                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,

@@ -235,6 +235,7 @@ def test_a_stopped_sim_leaves_no_workers_behind(tmp_path, sig):
                              "pick-place", "--n", "64", "--out", str(out), "--workers", "2",
                              "--width", "96", "--height", "64", "--fps", "8", "--duration",
                              "1"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    workers: list[int] = []
     try:
         deadline = time.monotonic() + 120
         while not (out.exists() and any(out.iterdir())):  # the workers are simulating
@@ -254,6 +255,6 @@ def test_a_stopped_sim_leaves_no_workers_behind(tmp_path, sig):
         assert [n for n in written if not n.startswith("sim-")] == []  # nor left half-written
     finally:
         proc.kill()
-        for w in workers if "workers" in locals() else []:
+        for w in workers:
             if _alive(w):
                 os.kill(w, signal.SIGKILL)

@@ -161,6 +161,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--train-seeds", type=lambda v: [int(x) for x in v.split(",")],
                     help="comma list: one v2 per training seed (NAME-sSEED), each on the same "
                     "labels (drawn with --seed), and their spread (default: --seed alone)")
+    ap.add_argument("--split-seed", type=int, help="rcjudge train --split-seed: one split for "
+                    "every training seed (default: each training seed splits its own way)")
     ap.add_argument("--pool", type=int, default=0, metavar="N",
                     help="N more labelled rollouts of the trained tasks, of drawn lengths, "
                     "for training only (default 0)")
@@ -236,7 +238,9 @@ def main(argv: list[str] | None = None) -> int:
                  str(args.lr), "--warmup-steps", str(args.warmup_steps), "--seed", str(seed),
                  "--hold-out-tasks", args.hold_out_task, "--blank-images",
                  str(args.blank_images), "--blank-text", str(args.blank_text),
-                 "--travel-jitter", str(args.travel_jitter)], log)
+                 "--travel-jitter", str(args.travel_jitter),
+                 *(["--split-seed", str(args.split_seed)] if args.split_seed is not None
+                   else [])], log)
         seconds = _run(["rejudge", "--from", v1, "--to", str(config), "--db", db], log)
         if trained_now or f"judge {name}" not in times:
             times[f"judge {name}"] = seconds

@@ -321,7 +321,8 @@ def _cmd_train(args: argparse.Namespace) -> int:
     from judge.learn.train import TrainConfig, train_version
     from judge.ledgers.store import Ledger
 
-    cfg = TrainConfig(seed=args.seed, epochs=args.epochs, lr=args.lr, batch=args.batch,
+    cfg = TrainConfig(seed=args.seed, split_seed=args.split_seed, epochs=args.epochs,
+                      lr=args.lr, batch=args.batch,
                       patience=args.patience, warmup_steps=args.warmup_steps,
                       test_fraction=args.test_fraction, max_steps=args.max_steps,
                       lora=args.lora, lora_rank=args.lora_rank,
@@ -352,6 +353,34 @@ def format_training(r: dict) -> str:
     if r["skipped"]:
         lines.append(f"  skipped {len(r['skipped'])} run(s) that could not be prepared")
     lines.append(f"  {r['seconds']['total']} s; wrote {r['config']} and {r['weights']}")
+    return "\n".join(lines)
+
+
+def _cmd_average(args: argparse.Namespace) -> int:
+    from judge.ensemble.version import load_judge_version
+    from judge.learn.average import average_versions
+    from judge.ledgers.store import Ledger
+
+    versions = [load_judge_version(v) for v in args.versions.split(",") if v]
+    with Ledger.open(args.db) as ledger:
+        _, report = average_versions(ledger, versions, args.out, labels_file=args.labels,
+                                     config_out=args.config, progress=not args.json)
+    _emit(report, args.json, format_average)
+    return 0
+
+
+def format_average(r: dict) -> str:
+    """Which versions were averaged, on what the maps were fitted, where it was written."""
+    v = r["validation"]
+    lines = [f"{', '.join(r['members'])} -> {r['to']}: each model the mean of "
+             f"{len(r['members'])} checkpoints (trained from {r['parent']} on one split)",
+             f"  calibration fitted on {r['calibration_runs']} runs; validation "
+             f"({r['validation_runs']} runs): attempt accuracy {v['attempt']['accuracy']:.3f}, "
+             f"success accuracy {v['success']['accuracy']:.3f} (ECE "
+             f"{v['success']['ece']:.3f})"]
+    if r["skipped"]:
+        lines.append(f"  skipped {len(r['skipped'])} run(s) that could not be prepared")
+    lines.append(f"  {r['seconds']} s; wrote {r['config']}")
     return "\n".join(lines)
 
 
@@ -569,7 +598,11 @@ def register(sub: argparse._SubParsersAction) -> None:
                    "instead of the ledger's operator labels")
     p.add_argument("--config", metavar="FILE", help="where to write the version (default "
                    "configs/judges/NEW_VERSION.yaml)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int, default=0,
+                   help="the models' initial weights and data order, and the split's seed")
+    p.add_argument("--split-seed", type=int, metavar="S", help="the split's own seed (default: "
+                   "--seed): versions trained with one split seed and several --seed values "
+                   "share their train, validation, calibration and test parts")
     p.add_argument("--epochs", type=int, default=8)
     p.add_argument("--lr", type=float, default=2e-3)
     p.add_argument("--batch", type=int, default=8, help="questions per optimizer step")
@@ -598,6 +631,20 @@ def register(sub: argparse._SubParsersAction) -> None:
                    "a cue (default 0)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=_cmd_train)
+
+    p = sub.add_parser("average", help="a version whose models average the checkpoints of "
+                       "versions trained alike on one split (docs/train.md)")
+    p.add_argument("--versions", required=True, metavar="A,B[,...]",
+                   help="trained versions (names or YAML files): one parent, data, split and "
+                   "options; other --seed values")
+    p.add_argument("--out", required=True, metavar="NEW_VERSION", help="name of the new version")
+    p.add_argument("--db", metavar="URL", help=DB_HELP)
+    p.add_argument("--labels", metavar="FILE", help="the label file they were trained from, "
+                   "if not the ledger's operator labels")
+    p.add_argument("--config", metavar="FILE", help="where to write the version (default "
+                   "configs/judges/NEW_VERSION.yaml)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=_cmd_average)
 
     p = sub.add_parser("eval", help="score a judge version (or two) on labelled runs it never "
                        "trained on (docs/eval.md)")

@@ -45,6 +45,9 @@ class BackendSpec:
     max_pixels: int = 448 * 448
     gpu_share: float = 0.0
     options: dict = field(default_factory=dict)
+    #: Further checkpoint folders of the same model (other training seeds on one split): the
+    #: entry answers with the mean of every checkpoint's probabilities (``models.members``).
+    members: tuple[str, ...] = ()
 
 
 def single_token_ids(tokenizer, choices: tuple[str, ...], model: str) -> list[int]:

@@ -7,6 +7,7 @@ transformers or vLLM, and never initialises CUDA.
 from __future__ import annotations
 
 import importlib
+from dataclasses import replace
 
 from models.base import Backend, BackendSpec, ModelError
 
@@ -31,5 +32,12 @@ def backend_class(name: str) -> type[Backend]:
 
 
 def create_backend(spec: BackendSpec) -> Backend:
-    """Instantiate (not load) the backend a spec names."""
-    return backend_class(spec.backend)(spec)
+    """Instantiate (not load) the backend a spec names; a spec with ``members`` gets one per
+    checkpoint, answering with their mean (:class:`models.members.MemberMean`)."""
+    cls = backend_class(spec.backend)
+    if not spec.members:
+        return cls(spec)
+    from models.members import MemberMean
+
+    return MemberMean(spec, [cls(replace(spec, path=path, members=()))
+                             for path in (spec.path, *spec.members)])

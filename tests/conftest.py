@@ -139,3 +139,32 @@ def tiny_models(tmp_path_factory: pytest.TempPathFactory) -> Path:
     build_tiny(root / "tiny")
     os.environ["RCJUDGE_MODELS"] = str(root)
     return root / "tiny"
+
+
+@pytest.fixture(scope="session")
+def labelled_tiny_ledger(tiny_models, make_bundles, tmp_path_factory) -> str:
+    """A SQLite ledger URL: 24 synthetic runs judged by `tiny`, each labelled with its truth
+    (what `rcjudge train` and `rcjudge average` tests train from)."""
+    import json
+    from datetime import UTC, datetime
+
+    from judge.ensemble.judge import Judge, prepare
+    from judge.ledgers.records import Label, Run
+    from judge.ledgers.store import Ledger
+
+    bundles = make_bundles(24, seed=11, width=96, height=64, fps=5, duration_s=3.0)
+    url = f"sqlite:///{tmp_path_factory.mktemp('train') / 'l.db'}"
+    judge = Judge("tiny")
+    with Ledger.open(url) as ledger:
+        for b in bundles:
+            p = prepare(str(b), judge.version)
+            ledger.record(Run(run_id=p.run_id, bundle_uri=p.uri, bundle_hash=p.bundle_hash,
+                              attribution=p.attribution, duration_s=p.duration_s,
+                              cycle_sec=p.cycle_sec), judge.judge_prepared(p))
+            truth = json.loads((b / "truth.json").read_text())
+            ledger.add_labels([Label(run_id=b.name, attempt=truth["attempt"],
+                                     success=truth["success"],
+                                     failure_class=truth["failure_class"], labeled_by="truth",
+                                     labeled_at=datetime(2026, 12, 1, tzinfo=UTC))])
+    judge.close()
+    return url

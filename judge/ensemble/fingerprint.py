@@ -35,7 +35,7 @@ from rcjudge.home import home
 
 _BLOCK = 1 << 20
 # model-entry fields that say where and how a model runs, not what it answers
-RUN_ONLY = {"path", "gpu_share", "replicas", "batch_size"}
+RUN_ONLY = {"path", "members", "gpu_share", "replicas", "batch_size"}
 
 
 def _sha(obj: Any) -> str:
@@ -116,6 +116,8 @@ def version_parts(version: JudgeVersion, taxonomy: Taxonomy) -> dict[str, Any]:
         entry = m.model_dump(mode="json", exclude=RUN_ONLY)
         entry["device"] = m.device.split(":")[0]  # which card does not change an answer
         entry["files"] = folder_digest(m.checkpoint(), cache) if m.path else None
+        if m.members:  # a mean does not depend on the order of what it averages
+            entry["files"] = sorted(folder_digest(f, cache) for f in m.checkpoints())
         parts[f"models.{m.name}"] = entry
     cache.save()
     parts["prompts"] = version.prompts.model_dump(mode="json")

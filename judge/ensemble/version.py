@@ -61,38 +61,61 @@ class ModelEntry(_Cfg):
                                    "8 on CPU.")
     calibration: Calibration = Calibration()
     options: dict = Field(default_factory=dict, description="Backend-specific settings.")
+    members: tuple[str, ...] = Field(
+        (), description="Further checkpoint folders of this model (the same architecture, "
+        "trained with other seeds on the same split; {models_dir} expanded): it answers with "
+        "the mean of every checkpoint's probabilities (`rcjudge average`, models.members).")
 
-    def resolved_path(self) -> str:
-        """``path`` with ``{models_dir}`` expanded; "" for backends without files."""
-        return self.path.replace("{models_dir}", str(models_dir()))
+    @field_validator("members")
+    @classmethod
+    def _distinct_members(cls, v: tuple[str, ...], info: ValidationInfo) -> tuple[str, ...]:
+        path = info.data.get("path", "")
+        if v and not path:
+            raise ValueError("members need a path: they are further checkpoints of the model "
+                             "at path")
+        if len({path, *v}) != len(v) + 1:
+            raise ValueError(f"members must differ from each other and from path {path!r}, "
+                             f"got {list(v)}")
+        return v
 
-    def checkpoint(self) -> Path:
-        """The checkpoint folder, which must exist; the tiny models the shipped versions name
-        (``{models_dir}/<models.tiny.FOLDERS folder>/…``) are built there on first use
-        (``models.tiny.build_missing``).
+    def resolved_path(self, path: str | None = None) -> str:
+        """``path`` (default the entry's) with ``{models_dir}`` expanded; "" for backends
+        without files."""
+        return (self.path if path is None else path).replace("{models_dir}", str(models_dir()))
+
+    def checkpoint(self, path: str | None = None) -> Path:
+        """The checkpoint folder (``path``, default the entry's), which must exist; the tiny
+        models the shipped versions name (``{models_dir}/<models.tiny.FOLDERS folder>/…``)
+        are built there on first use (``models.tiny.build_missing``).
 
         Raises:
             ConfigError: naming the model, the folder and where ``{models_dir}`` came from.
         """
         from models.tiny import build_missing
 
-        folder = Path(self.resolved_path())
-        if self.path and not folder.is_dir():
-            build_missing(self.path)  # the embedded defaults' tiny models, on first use
-        if not self.path or not folder.is_dir():
+        path = self.path if path is None else path
+        folder = Path(self.resolved_path(path))
+        if path and not folder.is_dir():
+            build_missing(path)  # the embedded defaults' tiny models, on first use
+        if not path or not folder.is_dir():
             where = (f" ({{models_dir}} = {models_dir()}, from {models_dir_source()})"
-                     if "{models_dir}" in self.path else "")
+                     if "{models_dir}" in path else "")
             hint = ("; build the tiny models with `rcjudge models build-tiny`"
-                    if "/tiny/" in self.path else "")
+                    if "/tiny/" in path else "")
             raise ConfigError(f"model {self.name!r}: no checkpoint folder at {folder}{where}"
                               f"{hint}")
         return folder
+
+    def checkpoints(self) -> list[Path]:
+        """Every checkpoint folder the entry answers with: its path, then its members."""
+        return [self.checkpoint(p) for p in (self.path, *self.members)]
 
     def spec(self) -> BackendSpec:
         return BackendSpec(name=self.name, backend=self.backend,
                            path=self.resolved_path(), dtype=self.dtype,
                            device=self.device, max_pixels=self.max_pixels,
-                           gpu_share=self.gpu_share, options=dict(self.options))
+                           gpu_share=self.gpu_share, options=dict(self.options),
+                           members=tuple(self.resolved_path(p) for p in self.members))
 
 
 SLOTS = {"attempt": ("instruction", "motion", "sensors"),
@@ -165,6 +188,9 @@ class Training(_Cfg):
     metrics: dict[str, float] = Field(default_factory=dict,
                                       description="Metrics on the validation part.")
     fingerprint: str | None = Field(None, description="The version's fingerprint when written.")
+    members: list[str] = Field(
+        default_factory=list, description="Set by `rcjudge average`: the trained versions "
+        "(one split, other seeds) whose checkpoints this version's models average.")
 
 
 class JudgeVersion(_Cfg):

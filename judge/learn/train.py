@@ -16,7 +16,8 @@ the very numbers the judge reads (``TransformersBackend.choice_logits``) — wit
 seed and data order, so their errors stay diverse. Early stopping on the validation part.
 
 Split by seed group (runs of one task sharing a ``seed`` attribution) — never by frame
-or by run of one rollout: a deterministic hash of the group assigns it to ``test``
+or by run of one rollout: a deterministic hash of the group and the split seed (``--split-seed``,
+by default ``--seed``) assigns it to ``test``
 (never used: what ``rcjudge eval`` scores), ``train``, ``validation`` or
 ``calibration``; ``--hold-out-tasks`` keeps whole tasks out. The calibration part fits
 the new version's per-model and ensemble maps (``judge.learn.calibrate``).
@@ -75,6 +76,7 @@ class TrainConfig:
     """Knobs of ``rcjudge train`` (the CLI's flags)."""
 
     seed: int = 0
+    split_seed: int | None = None  # the split's own seed (None: ``seed``): members of one split
     epochs: int = 8
     patience: int = 2
     lr: float = 2e-3
@@ -116,6 +118,46 @@ def assign_part(group: str, seed: int, cfg: TrainConfig) -> str:
     u = int(_sha(f"{seed}:{group}")[:12], 16) / 16**12
     edges = np.cumsum([cfg.test_fraction, cfg.val_fraction, cfg.calib_fraction])
     return ("test", "validation", "calibration", "train")[int(np.searchsorted(edges, u, "right"))]
+
+
+def split_runs(pairs: Sequence[tuple[object, Label]],
+               cfg: TrainConfig) -> dict[str, list[tuple[object, Label, str]]]:
+    """(run, label, seed group) of each labelled run in its part (:data:`PARTS`), by the split
+    seed (``cfg.split_seed``, else ``cfg.seed``); runs of ``cfg.hold_out_tasks`` in none."""
+    split_seed = cfg.seed if cfg.split_seed is None else cfg.split_seed
+    parts: dict[str, list] = {p: [] for p in PARTS}
+    for run, label in pairs:
+        if run.attribution.task.id in cfg.hold_out_tasks:
+            continue
+        group = f"{run.attribution.task.id}:{run.attribution.seed or run.run_id}"
+        parts[assign_part(group, split_seed, cfg)].append((run, label, group))
+    return parts
+
+
+def prepare_parts(parts: dict[str, list[tuple[object, Label, str]]], names: Sequence[str],
+                  version: JudgeVersion,
+                  progress: bool) -> tuple[dict[str, list[Example]], list[dict]]:
+    """The runs of the ``names`` parts, prepared as ``version`` judges them; those that
+    cannot be prepared listed as skipped (run id, error, message) instead."""
+    meter = Progress(sum(len(parts[n]) for n in names), progress, "prepare")
+    examples: dict[str, list[Example]] = {}
+    skipped: list[dict] = []
+    for part in names:
+        examples[part] = []
+        for run, label, group in parts[part]:
+            try:
+                p = prepare(run.bundle_uri, version, run_id=run.run_id)
+            except JudgeError as exc:
+                skipped.append({"run_id": run.run_id, "error": type(exc).__name__,
+                                "message": str(exc)})
+                continue
+            finally:
+                meter.step()
+            examples[part].append(Example(run.run_id, p.bundle_hash, p.attribution.task.id,
+                                          group, p.frames, p.instruction, label, p.sensors,
+                                          p.motion))
+    meter.close()
+    return examples, skipped
 
 
 def labelled_runs(ledger: Ledger, parent: str,
@@ -311,7 +353,7 @@ def train_model(backend, train: list, val: list, seed: int, cfg: TrainConfig,
             "parameters": total, "history": history}
 
 
-def _raw_dataset(backends: Sequence, examples: Sequence[Example],
+def raw_dataset(backends: Sequence, examples: Sequence[Example],
                  version: JudgeVersion) -> Dataset:
     """Raw P(yes) of each model on each run's attempt and success question, with labels."""
     pa, ps = [], []
@@ -366,40 +408,22 @@ def train_version(ledger: Ledger, parent: JudgeVersion, new_name: str,
     if weights_root.exists():
         raise TrainError(f"{weights_root}: already exists; a trained version's weights are "
                          "never overwritten")
+    if any(m.members for m in parent.models):
+        of = f" ({', '.join(parent.training.members)})" if parent.training else ""
+        raise TrainError(f"--from {parent.name}: its models average several checkpoints{of}; "
+                         "train from a version with one checkpoint a model")
     taxonomy = load_taxonomy()
     t0 = time.perf_counter()
     pairs = labelled_runs(ledger, parent.name, labels_file)
     held_tasks = set(cfg.hold_out_tasks)
-    parts: dict[str, list] = {p: [] for p in PARTS}
-    for run, label in pairs:
-        if run.attribution.task.id in held_tasks:
-            continue
-        group = f"{run.attribution.task.id}:{run.attribution.seed or run.run_id}"
-        parts[assign_part(group, cfg.seed, cfg)].append((run, label, group))
+    parts = split_runs(pairs, cfg)
     empty = [p for p in ("train", "validation", "calibration") if not parts[p]]
     if empty:
         raise TrainError(f"{len(pairs)} labelled run(s) of {parent.name!r} leave the "
                          f"{', '.join(empty)} part(s) empty; label more runs (need several "
                          "seed groups per part)")
-
-    meter = Progress(sum(len(v) for k, v in parts.items() if k != "test"), progress, "prepare")
-    examples: dict[str, list[Example]] = {}
-    skipped: list[dict] = []
-    for part in ("train", "validation", "calibration"):
-        examples[part] = []
-        for run, label, group in parts[part]:
-            try:
-                p = prepare(run.bundle_uri, parent, run_id=run.run_id)
-            except JudgeError as exc:
-                skipped.append({"run_id": run.run_id, "error": type(exc).__name__,
-                                "message": str(exc)})
-                continue
-            finally:
-                meter.step()
-            examples[part].append(Example(run.run_id, p.bundle_hash, p.attribution.task.id,
-                                          group, p.frames, p.instruction, label, p.sensors,
-                                          p.motion))
-    meter.close()
+    examples, skipped = prepare_parts(parts, ("train", "validation", "calibration"), parent,
+                                      progress)
     prepare_s = time.perf_counter() - t0
 
     qs = {part: [q for ex in examples[part] for q in questions(ex, parent, taxonomy)]
@@ -425,9 +449,9 @@ def train_version(ledger: Ledger, parent: JudgeVersion, new_name: str,
         backend.save(weights_root / entry.name)
         models.append(entry.model_copy(update={"path": f"{{models_dir}}/{new_name}/{entry.name}"}))
     trained = parent.model_copy(update={"name": new_name, "models": tuple(models)})
-    calibrated = fit_version(trained, _raw_dataset(backends, examples["calibration"], trained))
+    calibrated = fit_version(trained, raw_dataset(backends, examples["calibration"], trained))
     val_metrics = confidence_report(calibrated,
-                                    _raw_dataset(backends, examples["validation"], trained))
+                                    raw_dataset(backends, examples["validation"], trained))
     for b in backends:
         b.close()
 

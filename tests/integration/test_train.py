@@ -9,11 +9,10 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
-from judge.ensemble.judge import Judge, prepare
+from judge.ensemble.judge import Judge
 from judge.ensemble.version import load_judge_version
 from judge.learn.calibrate import CalibrationError
 from judge.learn.train import TrainConfig, TrainError, assign_part, train_version
-from judge.ledgers.records import Label, Run
 from judge.ledgers.store import Ledger
 from rcjudge.cli import main
 from rcjudge.home import models_dir
@@ -23,27 +22,9 @@ SMALL = TrainConfig(seed=3, epochs=1, max_steps=2, batch=4, test_fraction=0.25,
                     val_fraction=0.2, calib_fraction=0.2)
 
 
-@pytest.fixture(scope="module")
-def ledger_url(tiny_models, make_bundles, tmp_path_factory):
-    """24 synthetic runs judged by `tiny`, each labelled with its truth."""
-    from datetime import UTC, datetime
-
-    bundles = make_bundles(24, seed=11, width=96, height=64, fps=5, duration_s=3.0)
-    url = f"sqlite:///{tmp_path_factory.mktemp('train') / 'l.db'}"
-    judge = Judge("tiny")
-    with Ledger.open(url) as ledger:
-        for b in bundles:
-            p = prepare(str(b), judge.version)
-            ledger.record(Run(run_id=p.run_id, bundle_uri=p.uri, bundle_hash=p.bundle_hash,
-                              attribution=p.attribution, duration_s=p.duration_s,
-                              cycle_sec=p.cycle_sec), judge.judge_prepared(p))
-            truth = json.loads((b / "truth.json").read_text())
-            ledger.add_labels([Label(run_id=b.name, attempt=truth["attempt"],
-                                     success=truth["success"],
-                                     failure_class=truth["failure_class"], labeled_by="truth",
-                                     labeled_at=datetime(2026, 12, 1, tzinfo=UTC))])
-    judge.close()
-    return url
+@pytest.fixture
+def ledger_url(labelled_tiny_ledger) -> str:
+    return labelled_tiny_ledger
 
 
 def test_parts_are_whole_seed_groups_and_deterministic():
@@ -64,7 +45,8 @@ def test_train_writes_a_version_with_its_record_and_never_overwrites(ledger_url,
         new = load_judge_version(str(path))
         t = new.training
         assert (t.parent, t.seed) == ("tiny", 3)
-        assert t.options == {"epochs": 1, "patience": 2, "lr": 2e-3, "warmup_steps": 0,
+        assert t.options == {"split_seed": None, "epochs": 1, "patience": 2, "lr": 2e-3,
+                             "warmup_steps": 0,
                              "batch": 4, "test_fraction": 0.25, "val_fraction": 0.2,
                              "calib_fraction": 0.2, "max_steps": 2, "lora": False,
                              "lora_rank": 8, "blank_images": 0.0, "travel_jitter": 0.0,

@@ -22,6 +22,10 @@ drawn from [``--pool-min-duration``, 3] s, so the time limit cuts some experts m
 under ``pool/``, judged by v1 and labelled in full: training data only. They are not in
 ``truth.csv``, so every figure is on the same runs as without them.
 
+``--average`` (with ``--split-seed S`` and two or more training seeds: one split for all)
+then makes ``V2-avg`` with ``rcjudge average``, each of its models the mean of the seeds'
+checkpoints, and scores it the same way (``eval/V2-avg/``, ``eval-trained-tasks/V2-avg/``).
+
 ``--train-seeds 1,2,3`` repeats 4-6 once per training seed (versions ``V2-s1``, ``V2-s2``,
 ...; the split, the data order and the initial weights change, the labelled runs do not:
 they are drawn with ``--seed``), writes each one's reports under ``eval/V2-sS/`` and
@@ -80,10 +84,12 @@ def table(report: dict, v1: str, v2: str) -> str:
     return "\n".join(rows)
 
 
-def spread(results: dict[str, tuple[dict, dict]], hold_out_task: str) -> str:
+def spread(results: dict[str, tuple[dict, dict]], hold_out_task: str,
+           apart: tuple[str, ...] = ()) -> str:
     """Markdown: the issue's figures for each trained version (one per training seed), with
     their mean and range. ``results``: version name -> (trained tasks' eval report, every
-    unseen run's eval report)."""
+    unseen run's eval report); the versions named in ``apart`` (the seeds' average) get a
+    column but no part in the mean and range."""
     def figures(name: str, trained: dict, report: dict) -> dict[str, float | None]:
         t, a = trained["versions"][name], report["versions"][name]
         out = {"trained tasks: success": t["success"]["accuracy"],
@@ -102,7 +108,7 @@ def spread(results: dict[str, tuple[dict, dict]], hold_out_task: str) -> str:
             "|---|" + "---|" * (len(names) + 1)]
     for key in per[names[0]]:
         vals = [per[n].get(key) for n in names]
-        got = [v for v in vals if v is not None]
+        got = [per[n].get(key) for n in names if n not in apart and per[n].get(key) is not None]
         cells = " | ".join("–" if v is None else f"{v:.3f}" for v in vals)
         summary = (f"{sum(got) / len(got):.3f} ({min(got):.3f} - {max(got):.3f})" if got
                    else "–")
@@ -163,6 +169,9 @@ def main(argv: list[str] | None = None) -> int:
                     "labels (drawn with --seed), and their spread (default: --seed alone)")
     ap.add_argument("--split-seed", type=int, help="rcjudge train --split-seed: one split for "
                     "every training seed (default: each training seed splits its own way)")
+    ap.add_argument("--average", action="store_true", help="also rcjudge average the "
+                    "training seeds' versions (NAME-avg: each model the mean of their "
+                    "checkpoints) and score it; needs --split-seed and two or more seeds")
     ap.add_argument("--pool", type=int, default=0, metavar="N",
                     help="N more labelled rollouts of the trained tasks, of drawn lengths, "
                     "for training only (default 0)")
@@ -185,6 +194,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.pool_tasks and pool_tasks != trained_tasks(args.pool_tasks, set()):
         ap.error(f"--pool-tasks {args.pool_tasks}: names a held-out task "
                  f"({args.hold_out_task}); the pool is training data")
+    if args.average and (args.split_seed is None or len(args.train_seeds or []) < 2):
+        ap.error("--average: needs --split-seed and two or more --train-seeds (the versions "
+                 "it averages share one split)")
     out = Path(args.out).absolute()
     out.mkdir(parents=True, exist_ok=True)
     log, db = out / "log.txt", f"sqlite:///{out / 'ledger.db'}"
@@ -224,25 +236,11 @@ def main(argv: list[str] | None = None) -> int:
     trained_tasks_truth(out / "truth.csv", out / "bundles", held_out,
                         out / "truth-trained-tasks.csv")
     seeds = args.train_seeds or [args.seed]
-    results = {}
-    for seed in seeds:
-        name = v2 if len(seeds) == 1 else f"{v2}-s{seed}"
-        # one seed: eval/ and eval-trained-tasks/; several: a folder per seed in each
-        sub = "" if len(seeds) == 1 else f"/{name}"
-        config = out / f"{name}.yaml"
-        trained_now = not config.exists()
-        if trained_now:
-            times[f"train {name}"] = _run(
-                ["train", "--from", v1, "--out", name, "--config", str(config), "--db", db,
-                 "--epochs", str(args.epochs), "--patience", str(args.patience), "--lr",
-                 str(args.lr), "--warmup-steps", str(args.warmup_steps), "--seed", str(seed),
-                 "--hold-out-tasks", args.hold_out_task, "--blank-images",
-                 str(args.blank_images), "--blank-text", str(args.blank_text),
-                 "--travel-jitter", str(args.travel_jitter),
-                 *(["--split-seed", str(args.split_seed)] if args.split_seed is not None
-                   else [])], log)
+
+    def score(name: str, config: Path, sub: str, what: str) -> tuple[dict, dict]:
+        """Re-judge every run with ``name``, eval it beside v1 both ways, print the tables."""
         seconds = _run(["rejudge", "--from", v1, "--to", str(config), "--db", db], log)
-        if trained_now or f"judge {name}" not in times:
+        if f"judge {name}" not in times:
             times[f"judge {name}"] = seconds
         t0 = time.perf_counter()
         _run(["eval", "--judge", v1, "--compare", str(config), "--labels",
@@ -253,8 +251,7 @@ def main(argv: list[str] | None = None) -> int:
               f"{out}/eval-trained-tasks{sub}"], log)
         trained = json.loads(Path(f"{out}/eval-trained-tasks{sub}/report.json").read_text())
         report = json.loads(Path(f"{out}/eval{sub}/report.json").read_text())
-        results[name] = (trained, report)
-        print(f"{name} (training seed {seed}): unseen seeds of the trained tasks (the held-out "
+        print(f"{name} ({what}): unseen seeds of the trained tasks (the held-out "
               f"task left out; eval-trained-tasks{sub}/):")
         print(table(trained, v1, name))
         print(f"\nevery run neither version trained on, the held-out task "
@@ -267,10 +264,40 @@ def main(argv: list[str] | None = None) -> int:
                   f"{row.get('success_accuracy')}  (n {row.get('n')})")
         print(flush=True)
         times_path.write_text(json.dumps(times, indent=2) + "\n")
+        return trained, report
+
+    results = {}
+    configs = []
+    for seed in seeds:
+        name = v2 if len(seeds) == 1 else f"{v2}-s{seed}"
+        # one seed: eval/ and eval-trained-tasks/; several: a folder per seed in each
+        sub = "" if len(seeds) == 1 else f"/{name}"
+        config = out / f"{name}.yaml"
+        configs.append(config)
+        if not config.exists():
+            times[f"train {name}"] = _run(
+                ["train", "--from", v1, "--out", name, "--config", str(config), "--db", db,
+                 "--epochs", str(args.epochs), "--patience", str(args.patience), "--lr",
+                 str(args.lr), "--warmup-steps", str(args.warmup_steps), "--seed", str(seed),
+                 "--hold-out-tasks", args.hold_out_task, "--blank-images",
+                 str(args.blank_images), "--blank-text", str(args.blank_text),
+                 "--travel-jitter", str(args.travel_jitter),
+                 *(["--split-seed", str(args.split_seed)] if args.split_seed is not None
+                   else [])], log)
+        results[name] = score(name, config, sub, f"training seed {seed}")
+    if args.average:
+        name = f"{v2}-avg"
+        config = out / f"{name}.yaml"
+        if not config.exists():
+            times[f"average {name}"] = _run(
+                ["average", "--versions", ",".join(map(str, configs)), "--out", name,
+                 "--config", str(config), "--db", db], log)
+        results[name] = score(name, config, f"/{name}",
+                              f"the mean of training seeds {', '.join(map(str, seeds))}")
     if len(seeds) > 1:
-        print(f"over the {len(seeds)} training seeds ({', '.join(map(str, seeds))}): "
-              "mean (lowest - highest)")
-        print(spread(results, args.hold_out_task))
+        print(f"over the {len(seeds)} training seeds ({', '.join(map(str, seeds))})"
+              f"{' and their average' if args.average else ''}: mean (lowest - highest)")
+        print(spread(results, args.hold_out_task, (f"{v2}-avg",) if args.average else ()))
     print("wall seconds: " + ", ".join(f"{k} {v:.0f}" for k, v in times.items()))
     times_path.write_text(json.dumps(times, indent=2) + "\n")
     return 0

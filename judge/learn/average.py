@@ -92,7 +92,9 @@ def check_members(versions: Sequence[JudgeVersion]) -> Training:
                          "--split-seed S --seed 0, 1, ...)")
     _same(versions, "split (runs per part)", [t.split for t in records])
     _same(versions, "training data (data_sha256)", [t.data_sha256 for t in records])
-    _same(versions, "training options", [t.options for t in records])
+    # the split itself is compared above: --split-seed S and --seed S alone split alike
+    _same(versions, "training options",
+          [{k: v for k, v in t.options.items() if k != "split_seed"} for t in records])
     _same(versions, "models (apart from their checkpoints and calibration)",
           [[m.model_dump(exclude={"path", "calibration"}) for m in v.models] for v in versions])
     for field in SHARED:

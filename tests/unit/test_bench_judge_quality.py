@@ -36,6 +36,18 @@ def test_spread_lists_each_seed_and_the_mean_and_range_of_every_figure():
     ]
 
 
+def test_the_seeds_average_gets_a_column_but_no_part_in_the_mean_and_range():
+    results = {
+        "v-s1": _reports("v-s1", 0.95, 0.03, 1.0, 0.8, 0.9, {"task.a": 1.0}),
+        "v-s2": _reports("v-s2", 0.93, 0.05, 0.99, 0.9, 0.88, {"task.a": 0.9}),
+        "v-avg": _reports("v-avg", 0.99, 0.01, 1.0, 0.95, 0.97, {"task.a": 0.95}),
+    }
+    rows = spread(results, "task.wall", apart=("v-avg",)).splitlines()
+    assert rows[0] == "| figure | v-s1 | v-s2 | v-avg | mean (lowest - highest) |"
+    assert rows[2] == "| trained tasks: success | 0.950 | 0.930 | 0.990 | 0.940 (0.930 - 0.950) |"
+    assert rows[-1] == "| task.a: success | 1.000 | 0.900 | 0.950 | 0.950 (0.900 - 1.000) |"
+
+
 def test_the_pool_simulates_the_trained_tasks_only():
     tasks = "pick-place,pick-place-wall,drawer-open,button-press-topdown,peg-insert-side"
     assert (trained_tasks(tasks, {"metaworld.pick_place_wall"})

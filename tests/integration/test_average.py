@@ -142,3 +142,48 @@ def test_the_average_is_written_once_and_reported(members, labelled_tiny_ledger,
     assert capsys.readouterr().err.strip() == (
         f"rcjudge: error: {config}: already exists; judge versions are never overwritten")
     assert config.read_text() == written
+
+
+@pytest.mark.ray
+def test_a_ray_rejudge_with_the_average_matches_a_single_call_and_eval_skips_members_runs(
+        members, labelled_tiny_ledger, tmp_path, make_bundles):
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    db_file = tmp_path / "l.db"  # a copy: the shared ledger stays as other tests read it
+    shutil.copy(labelled_tiny_ledger.removeprefix("sqlite:///"), db_file)
+    db = f"sqlite:///{db_file}"
+    config = tmp_path / "avg-ray.yaml"
+    env = {**os.environ, "RAY_AUTH_MODE": "disabled"}
+
+    def rcjudge(*args: str) -> str:
+        proc = subprocess.run([sys.executable, "-m", "rcjudge.cli", *args], capture_output=True,
+                              text=True, timeout=600, env=env)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        return proc.stdout
+
+    rcjudge("average", "--versions", f"{members['avg-a'][0]},{members['avg-b'][0]}", "--out",
+            "avg-ray", "--config", str(config), "--db", db)
+    with Ledger.open(db) as ledger:
+        v1_before = {r: ledger.get_judgment(r, "tiny") for r in ledger.judged_run_ids("tiny")}
+    rcjudge("rejudge", "--from", "tiny", "--to", str(config), "--db", db)
+    labels = tmp_path / "truth.csv"
+    bundles = make_bundles(24, seed=11, width=96, height=64, fps=5, duration_s=3.0)
+    rcjudge("truth-labels", str(bundles[0].parent), "--out", str(labels), "--labeled-at",
+            "2026-12-01T00:00:00Z")
+    report = json.loads(rcjudge("eval", "--judge", "tiny", "--compare", str(config), "--labels",
+                                str(labels), "--db", db, "--bootstrap", "20", "--json"))
+    version = load_judge_version(str(config))
+    judge = Judge(version)
+    local = judge.judge_prepared(prepare(str(bundles[0]), version))
+    judge.close()
+    with Ledger.open(db) as ledger:
+        assert {r: ledger.get_judgment(r, "tiny") for r in v1_before} == v1_before
+        assert ledger.judged_run_ids("avg-ray") == set(v1_before)
+        row = ledger.get_judgment(bundles[0].name, "avg-ray")
+    assert [p for a in row.answers for p in (a.p_attempt_raw, a.p_success_raw)] == pytest.approx(
+        [p for a in local.answers for p in (a.p_attempt_raw, a.p_success_raw)], abs=1e-9)
+    assert row.fingerprint == local.fingerprint == version.training.fingerprint
+    assert report["runs"]["scored"] == version.training.split["test"]  # never a member's run

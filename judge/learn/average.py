@@ -80,6 +80,13 @@ def check_members(versions: Sequence[JudgeVersion]) -> Training:
                              "only trained versions are averaged")
         if v.training.members or any(m.members for m in v.models):
             raise TrainError(f"{v.name}: already an average; name its members instead")
+    seen: dict[str, str] = {}
+    for v in versions:
+        for m in v.models:
+            if m.path in seen:
+                raise TrainError(f"{seen[m.path]} and {v.name} name the same checkpoint folder "
+                                 f"{m.path}; average versions with checkpoints of their own")
+            seen[m.path] = v.name
     records = [v.training for v in versions]
     _same(versions, "parent", [t.parent for t in records])
     _same(versions, "held-out tasks", [t.held_out.get("tasks", []) for t in records])

@@ -108,6 +108,8 @@ def test_versions_of_other_splits_or_one_alone_are_refused_before_anything_is_wr
         members, labelled_tiny_ledger, tmp_path, capsys):
     a, c, d = (str(members[n][0]) for n in ("avg-a", "avg-c", "avg-d"))
     config = tmp_path / "avg-ac.yaml"
+    twin = tmp_path / "avg-twin.yaml"  # avg-a's file under another name: the same weights
+    twin.write_text(open(a, encoding="utf-8").read().replace("name: avg-a", "name: avg-twin", 1))
     cases = [
         (f"{a},{d}", "rcjudge: error: the versions differ in training options (avg-a: "
          "{'lr': 0.001}; avg-d: {'lr': 0.002}); average versions trained alike on one split "
@@ -119,6 +121,8 @@ def test_versions_of_other_splits_or_one_alone_are_refused_before_anything_is_wr
         (f"{a},{a}", "rcjudge: error: --versions: each version once, got avg-a, avg-a"),
         ("tiny,tiny-vision", "rcjudge: error: tiny: not made by rcjudge train (no training "
          "record); only trained versions are averaged"),
+        (f"{a},{twin}", "rcjudge: error: avg-a and avg-twin name the same checkpoint folder "
+         "{models_dir}/avg-a/gemma3-tiny; average versions with checkpoints of their own"),
     ]
     for versions, error in cases:
         assert main(["average", "--versions", versions, "--out", "avg-ac", "--db",

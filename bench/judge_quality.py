@@ -23,8 +23,9 @@ under ``pool/``, judged by v1 and labelled in full: training data only. They are
 ``truth.csv``, so every figure is on the same runs as without them.
 
 ``--average`` (with ``--split-seed S`` and two or more training seeds: one split for all)
-then makes ``V2-avg`` with ``rcjudge average``, each of its models the mean of the seeds'
-checkpoints, and scores it the same way (``eval/V2-avg/``, ``eval-trained-tasks/V2-avg/``).
+then makes ``V2-avg-S1-S2...`` (named by the seeds it averages) with ``rcjudge average``,
+each of its models the mean of the seeds' checkpoints, and scores it the same way
+(``eval/V2-avg-…/``, ``eval-trained-tasks/V2-avg-…/``).
 
 ``--train-seeds 1,2,3`` repeats 4-6 once per training seed (versions ``V2-s1``, ``V2-s2``,
 ...; the split, the data order and the initial weights change, the labelled runs do not:
@@ -116,6 +117,11 @@ def spread(results: dict[str, tuple[dict, dict]], hold_out_task: str,
     return "\n".join(rows)
 
 
+def average_name(v2: str, seeds: list[int]) -> str:
+    """The seeds' average, named by them: ``average_name("v", [0, 1])`` -> ``"v-avg-0-1"``."""
+    return f"{v2}-avg-{'-'.join(map(str, seeds))}"
+
+
 def trained_tasks(tasks: str, held_out: set[str]) -> str:
     """The comma list of task keys ``tasks`` less those whose task id is in ``held_out``:
     ``trained_tasks("pick-place,pick-place-wall", {"metaworld.pick_place_wall"})`` ->
@@ -170,7 +176,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--split-seed", type=int, help="rcjudge train --split-seed: one split for "
                     "every training seed (default: each training seed splits its own way)")
     ap.add_argument("--average", action="store_true", help="also rcjudge average the "
-                    "training seeds' versions (NAME-avg: each model the mean of their "
+                    "training seeds' versions (NAME-avg-S1-S2-...: each model the mean of their "
                     "checkpoints) and score it; needs --split-seed and two or more seeds")
     ap.add_argument("--pool", type=int, default=0, metavar="N",
                     help="N more labelled rollouts of the trained tasks, of drawn lengths, "
@@ -286,7 +292,7 @@ def main(argv: list[str] | None = None) -> int:
                    else [])], log)
         results[name] = score(name, config, sub, f"training seed {seed}")
     if args.average:
-        name = f"{v2}-avg"
+        name = average_name(v2, seeds)
         config = out / f"{name}.yaml"
         if not config.exists():
             times[f"average {name}"] = _run(
@@ -297,7 +303,8 @@ def main(argv: list[str] | None = None) -> int:
     if len(seeds) > 1:
         print(f"over the {len(seeds)} training seeds ({', '.join(map(str, seeds))})"
               f"{' and their average' if args.average else ''}: mean (lowest - highest)")
-        print(spread(results, args.hold_out_task, (f"{v2}-avg",) if args.average else ()))
+        apart = (average_name(v2, seeds),) if args.average else ()
+        print(spread(results, args.hold_out_task, apart))
     print("wall seconds: " + ", ".join(f"{k} {v:.0f}" for k, v in times.items()))
     times_path.write_text(json.dumps(times, indent=2) + "\n")
     return 0

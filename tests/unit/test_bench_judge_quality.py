@@ -3,7 +3,7 @@ the pool's tasks."""
 
 from __future__ import annotations
 
-from bench.judge_quality import spread, trained_tasks
+from bench.judge_quality import average_name, spread, trained_tasks
 
 
 def _reports(name: str, success: float, ece: float, attempt: float, klass: float, every: float,
@@ -46,6 +46,11 @@ def test_the_seeds_average_gets_a_column_but_no_part_in_the_mean_and_range():
     assert rows[0] == "| figure | v-s1 | v-s2 | v-avg | mean (lowest - highest) |"
     assert rows[2] == "| trained tasks: success | 0.950 | 0.930 | 0.990 | 0.940 (0.930 - 0.950) |"
     assert rows[-1] == "| task.a: success | 1.000 | 0.900 | 0.950 | 0.950 (0.900 - 1.000) |"
+
+
+def test_the_average_is_named_by_the_seeds_it_averages():
+    assert average_name("p0tj05", [0, 1]) == "p0tj05-avg-0-1"
+    assert average_name("p0tj05", [0, 1, 2]) == "p0tj05-avg-0-1-2"
 
 
 def test_the_pool_simulates_the_trained_tasks_only():

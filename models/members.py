@@ -30,12 +30,11 @@ class MemberMean(Backend):
 
     def score(self, requests: Sequence[ScoreRequest]) -> list[np.ndarray]:
         """Each request's probabilities, the mean over the members (each sums to 1)."""
-        answers = [m.score(requests) for m in self.members]  # (n_members, n_requests)
-        return [np.mean(per_request, axis=0) for per_request in zip(*answers, strict=True)]
+        return self.timed_score(requests)[0]
 
     def timed_score(self, requests: Sequence[ScoreRequest]) -> tuple[list[np.ndarray], float]:
         """The mean answers, and the seconds every member computed (summed: what is charged)."""
-        timed = [m.timed_score(requests) for m in self.members]
+        timed = [m.timed_score(requests) for m in self.members]  # (n_members, (answers, s))
         answers = [np.mean(per_request, axis=0)
                    for per_request in zip(*(a for a, _ in timed), strict=True)]
         return answers, float(sum(s for _, s in timed))

@@ -14,7 +14,8 @@
 6. ``rcjudge eval --compare``: both versions on the runs neither trained on, against the
    physics truth of every run, with bootstrap intervals, per task, near-threshold slice;
    once on the unseen seeds of the trained tasks (``truth-trained-tasks.csv``: the issue's
-   success, ECE, attempt and class targets) and once with the held-out task too.
+   success, ECE, attempt and class targets), once with the held-out task too, and once on
+   the held-out task alone (``truth-held-out.csv``: its success accuracy per true outcome).
 
 ``--pool N`` adds N more rollouts (``--pool-seed``; of ``--pool-tasks``, default the trained
 tasks, never a held-out one; ``--pool-perturbation`` forces one kind; each rollout's length
@@ -85,13 +86,14 @@ def table(report: dict, v1: str, v2: str) -> str:
     return "\n".join(rows)
 
 
-def spread(results: dict[str, tuple[dict, dict]], hold_out_task: str,
+def spread(results: dict[str, tuple[dict, dict, dict | None]], hold_out_task: str,
            apart: tuple[str, ...] = ()) -> str:
     """Markdown: the issue's figures for each trained version (one per training seed), with
     their mean and range. ``results``: version name -> (trained tasks' eval report, every
-    unseen run's eval report); the versions named in ``apart`` (the seeds' average) get a
-    column but no part in the mean and range."""
-    def figures(name: str, trained: dict, report: dict) -> dict[str, float | None]:
+    unseen run's eval report, the held-out task's or None); the versions named in ``apart``
+    (the seeds' average) get a column but no part in the mean and range."""
+    def figures(name: str, trained: dict, report: dict,
+                held: dict | None) -> dict[str, float | None]:
         t, a = trained["versions"][name], report["versions"][name]
         out = {"trained tasks: success": t["success"]["accuracy"],
                "trained tasks: success ECE": t["success"]["ece"],
@@ -99,8 +101,10 @@ def spread(results: dict[str, tuple[dict, dict]], hold_out_task: str,
                "trained tasks: class": t["failure_class"]["accuracy"],
                "every unseen run: success": a["success"]["accuracy"]}
         for task, row in sorted(a["per_task"].items()):
-            held = " (held out)" if task in hold_out_task.split(",") else ""
-            out[f"{task}{held}: success"] = row["success_accuracy"]
+            mark = " (held out)" if task in hold_out_task.split(",") else ""
+            out[f"{task}{mark}: success"] = row["success_accuracy"]
+        for outcome, row in (held["versions"][name]["per_outcome"] if held else {}).items():
+            out[f"held out, {outcome} ({row['n']}): success"] = row["success_accuracy"]
         return out
 
     per = {name: figures(name, *r) for name, r in results.items()}
@@ -131,18 +135,21 @@ def trained_tasks(tasks: str, held_out: set[str]) -> str:
     return ",".join(t.key for t in resolve_tasks(tasks) if t.task_id not in held_out)
 
 
-def trained_tasks_truth(truth: Path, bundles: Path, held_out: set[str], out: Path) -> None:
-    """Write ``truth`` less the runs of the ``held_out`` task ids (read from each run's
-    ``truth.json``) to ``out``: the issue's "unseen seeds" targets are on the trained tasks,
-    the held-out task has its own."""
+def split_truth(truth: Path, bundles: Path, held_out: set[str], trained_out: Path,
+                held_out_out: Path) -> None:
+    """Write ``truth``'s runs of the trained tasks to ``trained_out`` and those of the
+    ``held_out`` task ids to ``held_out_out`` (each run's task read from its ``truth.json``):
+    the issue's "unseen seeds" targets are on the trained tasks, the held-out task has its
+    own."""
     from bench.sim.truth_labels import find_truths
 
     task = {run_id: doc["task_id"] for run_id, doc in find_truths(bundles)}
     with truth.open(newline="") as fh:
-        rows = list(csv.reader(fh))
-    kept = [rows[0]] + [r for r in rows[1:] if task[r[0]] not in held_out]
-    with out.open("w", newline="") as fh:
-        csv.writer(fh).writerows(kept)
+        head, *rows = list(csv.reader(fh))
+    for out, held in ((trained_out, False), (held_out_out, True)):
+        with out.open("w", newline="") as fh:
+            csv.writer(fh).writerows([head] + [r for r in rows
+                                               if (task[r[0]] in held_out) == held])
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -239,8 +246,8 @@ def main(argv: list[str] | None = None) -> int:
         _run(["truth-labels", str(out / "bundles"), "--out", str(out / "truth.csv"),
               "--labeled-by", "physics", "--labeled-at", at, "--near-threshold"], log)
         _run(["labels", "import", str(out / "labels.csv"), "--db", db], log)
-    trained_tasks_truth(out / "truth.csv", out / "bundles", held_out,
-                        out / "truth-trained-tasks.csv")
+    split_truth(out / "truth.csv", out / "bundles", held_out, out / "truth-trained-tasks.csv",
+                out / "truth-held-out.csv")
     seeds = args.train_seeds or [args.seed]
 
     def score(name: str, config: Path, sub: str, what: str) -> tuple[dict, dict]:
@@ -255,6 +262,12 @@ def main(argv: list[str] | None = None) -> int:
         _run(["eval", "--judge", v1, "--compare", str(config), "--labels",
               str(out / "truth-trained-tasks.csv"), "--db", db, "--out",
               f"{out}/eval-trained-tasks{sub}"], log)
+        held = None
+        if held_out:
+            _run(["eval", "--judge", v1, "--compare", str(config), "--labels",
+                  str(out / "truth-held-out.csv"), "--db", db, "--out",
+                  f"{out}/eval-held-out{sub}"], log)
+            held = json.loads(Path(f"{out}/eval-held-out{sub}/report.json").read_text())
         trained = json.loads(Path(f"{out}/eval-trained-tasks{sub}/report.json").read_text())
         report = json.loads(Path(f"{out}/eval{sub}/report.json").read_text())
         print(f"{name} ({what}): unseen seeds of the trained tasks (the held-out "
@@ -268,9 +281,15 @@ def main(argv: list[str] | None = None) -> int:
             v1_row = report["versions"][v1]["per_task"].get(task, {})
             print(f"  {task:<34} {v1_row.get('success_accuracy')} | "
                   f"{row.get('success_accuracy')}  (n {row.get('n')})")
+        if held:
+            print(f"\nthe held-out task ({args.hold_out_task}), success accuracy per true "
+                  f"outcome (v1 | v2; eval-held-out{sub}/):")
+            for o, row in held["versions"][name]["per_outcome"].items():
+                print(f"  {o:<34} {held['versions'][v1]['per_outcome'][o]['success_accuracy']}"
+                      f" | {row['success_accuracy']}  (n {row['n']})")
         print(flush=True)
         times_path.write_text(json.dumps(times, indent=2) + "\n")
-        return trained, report
+        return trained, report, held
 
     results = {}
     configs = []

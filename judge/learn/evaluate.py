@@ -13,7 +13,8 @@ The truth comes from :mod:`judge.learn.truth`; the report dict goes to
 The scores, per version: for attempt and success, accuracy, precision, recall, ROC-AUC of
 the P(yes) the answer and its confidence imply, ECE of the confidence with its reliability
 bins (as ``rcjudge calibrate`` reports them); failure-class accuracy with a confusion
-matrix; slices per task, per true class, and near-threshold runs; percentile bootstrap
+matrix; slices per task, per true outcome (success, each failure class: which outcomes the
+judge misreads), and near-threshold runs; percentile bootstrap
 intervals over resampled runs (``docs/eval.md``).
 """
 
@@ -39,11 +40,13 @@ from judge.learn.metrics import (
     roc_auc,
 )
 from judge.learn.truth import EvalError, Truth, ledger_truth
+from judge.ledgers.records import Label
 from judge.ledgers.store import Ledger
 from rcjudge.home import models_dir
 
 QUESTIONS = ("attempt", "success")
 NO_CLASS = "none"  # the judged class of a run the judge called a success, or left without one
+SUCCESS, FAILURE = "success", "failure"  # per_outcome keys beside the failure classes
 _HASH = re.compile(r"^[0-9a-f]{64}$")
 
 
@@ -222,6 +225,19 @@ def class_scores(true_class: list[str | None], judged_class: list[str | None],
                           for t, row in confusion.items()}}
 
 
+def outcome(label: Label) -> str:
+    """A run's true outcome for the ``per_outcome`` slice: ``success``, its failure class, or
+    ``failure`` (a failure labelled without a class)."""
+    if label.success:
+        return SUCCESS
+    return label.failure_class or FAILURE
+
+
+def _outcome_order(o: str) -> tuple[int, str]:
+    """``success`` first, the classes alphabetically, ``failure`` last."""
+    return (o != SUCCESS) + (o == FAILURE), o
+
+
 def _arrays(rows: list[Row], k: int) -> dict[str, np.ndarray]:
     js = [r.judgments[k] for r in rows]
     return {"attempt": np.array([j.attempt for j in js], bool),
@@ -238,6 +254,13 @@ def _both_questions(a: dict[str, np.ndarray], mask: np.ndarray, resamples: int,
                                resamples, seed) for q in QUESTIONS}
 
 
+def _slice(a: dict[str, np.ndarray], mask: np.ndarray) -> dict[str, Any]:
+    """Runs and attempt / success accuracy of one slice (``mask`` selects at least one run)."""
+    return {"n": int(mask.sum()),
+            "attempt_accuracy": _r4((a["attempt"] == a["true_attempt"])[mask].mean()),
+            "success_accuracy": _r4((a["success"] == a["true_success"])[mask].mean())}
+
+
 def version_scores(rows: list[Row], k: int, resamples: int, seed: int) -> dict[str, Any]:
     """Every score of candidate ``k`` on ``rows``."""
     a = _arrays(rows, k)
@@ -247,10 +270,10 @@ def version_scores(rows: list[Row], k: int, resamples: int, seed: int) -> dict[s
     out["failure_class"] = class_scores([r.truth.label.failure_class for r in rows],
                                         [r.judgments[k].failure_class for r in rows],
                                         resamples, seed)
-    out["per_task"] = {t: {"n": int(m.sum()),
-                           "attempt_accuracy": _r4((a["attempt"] == a["true_attempt"])[m].mean()),
-                           "success_accuracy": _r4((a["success"] == a["true_success"])[m].mean())}
-                       for t in sorted(set(tasks)) for m in [tasks == t]}
+    out["per_task"] = {t: _slice(a, tasks == t) for t in sorted(set(tasks))}
+    outcomes = np.array([outcome(r.truth.label) for r in rows])
+    out["per_outcome"] = {o: _slice(a, outcomes == o)
+                          for o in sorted(set(outcomes), key=_outcome_order)}
     near = [r.truth.near_threshold for r in rows]
     out["near_threshold"] = None if all(v is None for v in near) else {
         "near": {"n": near.count(True), **_both_questions(

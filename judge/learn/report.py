@@ -107,11 +107,12 @@ def format_eval(r: dict[str, Any]) -> str:
                                                   if diff else [])
     lines.append(f"{'class':<9}{'n':<16}" + "".join(f"{c['n']:>28}" for c in fc))
     lines.append(f"{'':<9}{'accuracy':<16}" + "".join(f"{c:>28}" for c in cells))
-    lines += ["", f"{'success accuracy per task':<32}{'n':>6}"
-              + "".join(f"{n[:18]:>20}" for n in names)]
-    for task, row in vs[0]["per_task"].items():
-        lines.append(f"  {task[:30]:<30}{row['n']:>6}" + "".join(
-            f"{fmt(v['per_task'][task]['success_accuracy']):>20}" for v in vs))
+    for part, title in (("per_task", "task"), ("per_outcome", "true outcome")):
+        lines += ["", f"{'success accuracy per ' + title:<32}{'n':>6}"
+                  + "".join(f"{n[:18]:>20}" for n in names)]
+        for key, row in vs[0][part].items():
+            lines.append(f"  {key[:30]:<30}{row['n']:>6}" + "".join(
+                f"{fmt(v[part][key]['success_accuracy']):>20}" for v in vs))
     if vs[0]["near_threshold"]:
         lines += ["", f"{'near threshold (att. / succ.)':<32}{'n':>6}"
                   + "".join(f"{n[:18]:>20}" for n in names)]
@@ -227,6 +228,13 @@ def render_html(r: dict[str, Any], pngs: dict[str, bytes]) -> str:
             for t, row in vs[0]["per_task"].items()]
     parts.append(_table(["task", "n", *(f"{n}: attempt / success accuracy" for n in names)],
                         rows, "per-task"))
+    parts.append("<h2>per true outcome</h2>")
+    rows = [[o, str(row["n"]), *(f"{fmt(v['per_outcome'][o]['attempt_accuracy'])} / "
+                                 f"{fmt(v['per_outcome'][o]['success_accuracy'])}" for v in vs)]
+            for o, row in vs[0]["per_outcome"].items()]
+    parts.append(_table(["true outcome", "n",
+                         *(f"{n}: attempt / success accuracy" for n in names)],
+                        rows, "per-outcome"))
     if vs[0]["near_threshold"]:
         rows = [[part, str(vs[0]["near_threshold"][part]["n"]),
                  *(f"{fmt(v['near_threshold'][part]['attempt'].get('accuracy'))} / "

@@ -22,6 +22,7 @@ the ledger does not know.
 from __future__ import annotations
 
 import json
+import re
 import types
 from datetime import UTC, datetime
 from pathlib import Path
@@ -188,6 +189,27 @@ def test_slices_per_task_and_near_threshold(world):
     assert run_eval(world, ["tiny"], truth_file=False)["versions"]["tiny"]["near_threshold"] is None
 
 
+def test_slice_per_true_outcome(world):
+    # tiny: successes r0 r4 r7 (success wrong on r4); r2's miss called a success; slips r1
+    # r5 and r8's stall right; r3 and r6, failures without a class (attempt wrong on r6)
+    v = run_eval(world, ["tiny"])["versions"]["tiny"]
+    assert v["per_outcome"] == {
+        "success": {"n": 3, "attempt_accuracy": 1.0, "success_accuracy": 0.6667},
+        "grasp.miss": {"n": 1, "attempt_accuracy": 1.0, "success_accuracy": 0.0},
+        "grasp.slip": {"n": 2, "attempt_accuracy": 1.0, "success_accuracy": 1.0},
+        "motion.stall": {"n": 1, "attempt_accuracy": 1.0, "success_accuracy": 1.0},
+        "failure": {"n": 2, "attempt_accuracy": 0.5, "success_accuracy": 1.0}}
+    assert list(v["per_outcome"]) == ["success", "grasp.miss", "grasp.slip", "motion.stall",
+                                      "failure"]
+    # compared, both versions on the same 8 runs (r8, tiny-v2's training run, left out):
+    # tiny-v2 calls r7 a failure and gets r4 and r2 right
+    r = run_eval(world, ["tiny", world.v2])
+    a, b = (r["versions"][n]["per_outcome"] for n in ("tiny", "tiny-v2"))
+    assert list(a) == list(b) == ["success", "grasp.miss", "grasp.slip", "failure"]
+    assert [b[o]["success_accuracy"] for o in b] == [0.6667, 1.0, 1.0, 1.0]
+    assert [b[o]["attempt_accuracy"] for o in b] == [1.0, 1.0, 1.0, 1.0]
+
+
 def test_labelled_runs_not_judged_are_counted(world):
     r = run_eval(world, ["tiny"])
     assert r["truth"] == {"source": "file", "file": world.labels, "labelled_runs": 11,
@@ -284,6 +306,8 @@ def test_cli_json_text_and_out_folder(world, tmp_path, capsys):
     text = capsys.readouterr().out
     assert "2 not judged (tiny: 2, tiny-v2: 1), 1 trained on and excluded" in text
     assert "0.8750" in text and "r7" in text
+    # success accuracy per true outcome, tiny then tiny-v2: the miss r2 flipped to right
+    assert re.search(r"^  grasp\.miss +1 +0\.0000 +1\.0000$", text, re.M)
     out = tmp_path / "report"
     assert main([*base, "--out", str(out)]) == 0
     assert sorted(p.name for p in out.iterdir()) == [
@@ -293,6 +317,9 @@ def test_cli_json_text_and_out_folder(world, tmp_path, capsys):
         assert (out / f"reliability_{q}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     page = (out / "report.html").read_text()
     assert page.count('src="data:image/png;base64,') == 2
+    assert ('<table class="per-outcome">' in page and '<tr><td>grasp.miss</td><td class="num">1'
+            '</td><td class="num">1.0000 / 0.0000</td><td class="num">1.0000 / 1.0000</td></tr>'
+            in page)
     assert "http" not in page and "<script" not in page and "<link" not in page
 
 

@@ -250,7 +250,8 @@ def main(argv: list[str] | None = None) -> int:
                 out / "truth-held-out.csv")
     seeds = args.train_seeds or [args.seed]
 
-    def score(name: str, config: Path, sub: str, what: str) -> tuple[dict, dict]:
+    def score(name: str, config: Path, sub: str,
+              what: str) -> tuple[dict, dict, dict | None]:
         """Re-judge every run with ``name``, eval it beside v1 both ways, print the tables."""
         seconds = _run(["rejudge", "--from", v1, "--to", str(config), "--db", db], log)
         if f"judge {name}" not in times:

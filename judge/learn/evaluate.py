@@ -14,8 +14,8 @@ The scores, per version: for attempt and success, accuracy, precision, recall, R
 the P(yes) the answer and its confidence imply, ECE of the confidence with its reliability
 bins (as ``rcjudge calibrate`` reports them); failure-class accuracy with a confusion
 matrix; slices per task, per true outcome (success, each failure class: which outcomes the
-judge misreads), and near-threshold runs; percentile bootstrap
-intervals over resampled runs (``docs/eval.md``).
+judge misreads), and near-threshold runs; percentile bootstrap intervals over resampled
+runs (``docs/eval.md``).
 """
 
 from __future__ import annotations

@@ -222,19 +222,13 @@ def render_html(r: dict[str, Any], pngs: dict[str, bytes]) -> str:
                 for t, row in conf.items()]
         parts += [f"<h3>confusion of {_e(name)}: true class (rows) × judged class</h3>",
                   _table(["true \\ judged", *judged, "accuracy"], rows, "confusion")]
-    parts.append("<h2>per task</h2>")
-    rows = [[t, str(row["n"]), *(f"{fmt(v['per_task'][t]['attempt_accuracy'])} / "
-                                 f"{fmt(v['per_task'][t]['success_accuracy'])}" for v in vs)]
-            for t, row in vs[0]["per_task"].items()]
-    parts.append(_table(["task", "n", *(f"{n}: attempt / success accuracy" for n in names)],
-                        rows, "per-task"))
-    parts.append("<h2>per true outcome</h2>")
-    rows = [[o, str(row["n"]), *(f"{fmt(v['per_outcome'][o]['attempt_accuracy'])} / "
-                                 f"{fmt(v['per_outcome'][o]['success_accuracy'])}" for v in vs)]
-            for o, row in vs[0]["per_outcome"].items()]
-    parts.append(_table(["true outcome", "n",
-                         *(f"{n}: attempt / success accuracy" for n in names)],
-                        rows, "per-outcome"))
+    for part, title in (("per_task", "task"), ("per_outcome", "true outcome")):
+        rows = [[key, str(row["n"]), *(f"{fmt(v[part][key]['attempt_accuracy'])} / "
+                                       f"{fmt(v[part][key]['success_accuracy'])}" for v in vs)]
+                for key, row in vs[0][part].items()]
+        parts += [f"<h2>per {title}</h2>",
+                  _table([title, "n", *(f"{n}: attempt / success accuracy" for n in names)],
+                         rows, part.replace("_", "-"))]
     if vs[0]["near_threshold"]:
         rows = [[part, str(vs[0]["near_threshold"][part]["n"]),
                  *(f"{fmt(v['near_threshold'][part]['attempt'].get('accuracy'))} / "

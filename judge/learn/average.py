@@ -13,7 +13,8 @@ the training options, and everything but the checkpoints that makes up a version
 kinds and settings, prompts, frames, sampling, vote rule). The ledger's labelled runs are
 split again as the members were (checked against their test seed groups); the calibration
 part fits the new version's per-model and ensemble maps afresh, on the mean answers, and
-the validation part gives its record's metrics, as ``rcjudge train`` does. No weights are
+the validation part gives its record's metrics, as ``rcjudge train`` does (through
+transformers, also for members served by vLLM: ``training_specs``). No weights are
 written: the new version names the members' checkpoint folders.
 """
 
@@ -35,6 +36,7 @@ from judge.learn.train import (
     prepare_parts,
     raw_dataset,
     split_runs,
+    training_specs,
 )
 from judge.ledgers.store import Ledger
 from rcjudge.home import models_dir
@@ -135,6 +137,7 @@ def average_versions(ledger: Ledger, versions: Sequence[JudgeVersion], new_name:
     from models.registry import create_backend
 
     record = check_members(versions)
+    training_specs(versions[0], "--versions")  # a backend without weights: refused here
     target = version_path(new_name, config_out)  # refused before any work if taken
     weights_root = models_dir() / new_name
     if weights_root.exists():
@@ -155,7 +158,7 @@ def average_versions(ledger: Ledger, versions: Sequence[JudgeVersion], new_name:
     examples, skipped = prepare_parts(parts, ("calibration", "validation"), versions[0],
                                       progress)
     mean = averaged(versions, new_name)
-    backends = [create_backend(m.spec()) for m in mean.models]
+    backends = [create_backend(spec) for spec in training_specs(mean)]  # as train fitted them
     for b in backends:
         b.load()
     try:

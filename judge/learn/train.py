@@ -9,9 +9,10 @@ frames: ``judge.ensemble.judge.prepare``), and asked the parent's exact question
 * on a labelled failure with a class: the family letter, then the class letter.
 
 Each of the three models (their own transformers architectures, loaded from the parent's
-checkpoints) is trained — all its weights, or LoRA adapters (peft) on the attention
-projections, the default on CUDA, merged back before saving — on the cross-entropy of
-the answer tokens' next-token logits —
+checkpoints through transformers, also when the parent serves them with vLLM, which cannot
+train: ``training_specs``; the new version serves them as its parent did) is trained — all
+its weights, or LoRA adapters (peft) on the attention projections, the default on CUDA,
+merged back before saving — on the cross-entropy of the answer tokens' next-token logits —
 the very numbers the judge reads (``TransformersBackend.choice_logits``) — with its own
 seed and data order, so their errors stay diverse. Early stopping on the validation part.
 
@@ -280,6 +281,29 @@ def merge_lora(backend) -> None:
         backend.model = backend.model.merge_and_unload()
 
 
+#: Backends whose checkpoints ``rcjudge train`` can load through transformers and fine-tune.
+TRAINABLE = ("transformers", "vllm")
+
+
+def training_specs(parent: JudgeVersion, flag: str = "--from") -> list:
+    """Each model's spec as training (and the calibration fitted with it) loads it: the same
+    checkpoints, dtype and device, through the transformers backend. vLLM serves a checkpoint
+    but cannot train it; it answers as transformers does within 1e-3 (``tests/vllm``).
+
+    Raises:
+        TrainError: a model served by a backend without weights to train (``fake``).
+    """
+    specs = []
+    for entry in parent.models:
+        if entry.backend not in TRAINABLE:
+            raise TrainError(f"{flag} {parent.name}: model {entry.name} is served by the "
+                             f"{entry.backend!r} backend, which has no weights to train; "
+                             f"rcjudge train trains checkpoints served by "
+                             f"{' or '.join(TRAINABLE)}")
+        specs.append(replace(entry.spec(), backend="transformers"))
+    return specs
+
+
 def train_model(backend, train: list, val: list, seed: int, cfg: TrainConfig,
                 meter: Progress, textless: list | None = None) -> dict:
     """Fit one loaded transformers backend in place; keep the weights of the best epoch.
@@ -288,9 +312,6 @@ def train_model(backend, train: list, val: list, seed: int, cfg: TrainConfig,
     and ``{motion}`` lines (what ``cfg.blank_text`` draws from)."""
     import torch
 
-    if not hasattr(backend, "choice_logits"):
-        raise TrainError(f"model {backend.spec.name}: backend {backend.spec.backend!r} cannot "
-                         "be trained; `rcjudge train` needs the transformers backend")
     lora = cfg.lora if cfg.lora is not None else backend.spec.device.startswith("cuda")
     if lora:
         add_lora(backend, cfg.lora_rank, seed)
@@ -412,6 +433,7 @@ def train_version(ledger: Ledger, parent: JudgeVersion, new_name: str,
         of = f" ({', '.join(parent.training.members)})" if parent.training else ""
         raise TrainError(f"--from {parent.name}: its models average several checkpoints{of}; "
                          "train from a version with one checkpoint a model")
+    specs = training_specs(parent)
     taxonomy = load_taxonomy()
     t0 = time.perf_counter()
     pairs = labelled_runs(ledger, parent.name, labels_file)
@@ -433,8 +455,8 @@ def train_version(ledger: Ledger, parent: JudgeVersion, new_name: str,
                 if cfg.blank_text > 0 else None)
     backends, model_reports = [], {}
     t1 = time.perf_counter()
-    for i, entry in enumerate(parent.models):
-        backend = create_backend(entry.spec())
+    for i, (entry, spec) in enumerate(zip(parent.models, specs, strict=True)):
+        backend = create_backend(spec)
         backend.load()
         steps = cfg.epochs * -(-len(qs["train"]) // cfg.batch)
         meter = Progress(min(steps, cfg.max_steps or steps), progress, f"train {entry.name}")

@@ -13,6 +13,7 @@ from safetensors.torch import load_file
 from judge.ensemble.judge import Judge, prepare
 from judge.ensemble.version import load_judge_version
 from judge.learn.average import average_versions
+from judge.learn.calibrate import write_version
 from judge.learn.train import TrainConfig, TrainError, train_version
 from judge.ledgers.store import Ledger
 from rcjudge.cli import main
@@ -102,6 +103,40 @@ def test_the_average_answers_with_the_mean_of_its_members(members, labelled_tiny
                               r"a model$"):
         train_version(ledger, ab, "avg-ab-t", MEMBER, config_out=str(tmp_path / "t.yaml"),
                       progress=False)
+
+
+def test_members_served_by_vllm_are_averaged_and_calibrated_through_transformers(
+        members, labelled_tiny_ledger, tmp_path):
+    # as `rcjudge train` trains them: the same checkpoints, the same calibration maps; the
+    # average is served as its members are (no vLLM in this environment)
+    served = tmp_path / "served"
+    served.mkdir()
+    hf = [load_judge_version(str(members[n][0])) for n in ("avg-a", "avg-b")]
+    vllm = [load_judge_version(str(write_version(v.model_copy(update={"models": tuple(
+        m.model_copy(update={"backend": "vllm"}) for m in v.models)}), served / f"{v.name}.yaml")))
+            for v in hf]
+    with Ledger.open(labelled_tiny_ledger) as ledger:
+        ref_path, ref = average_versions(ledger, hf, "avg-ab-hf",
+                                         config_out=str(tmp_path / "avg-ab-hf.yaml"),
+                                         progress=False)
+        path, report = average_versions(ledger, vllm, "avg-ab-sv",
+                                        config_out=str(tmp_path / "avg-ab-sv.yaml"),
+                                        progress=False)
+        fake = [v.model_copy(update={"models": tuple(
+            m.model_copy(update={"backend": "fake"}) for m in v.models)}) for v in hf]
+        with pytest.raises(TrainError) as err:
+            average_versions(ledger, fake, "avg-ab-fk", config_out=str(tmp_path / "fk.yaml"),
+                             progress=False)
+    assert str(err.value) == (
+        "--versions avg-a: model gemma3-tiny is served by the 'fake' backend, which has no "
+        "weights to train; rcjudge train trains checkpoints served by transformers or vllm")
+    assert not (tmp_path / "fk.yaml").exists() and not (models_dir() / "avg-ab-fk").exists()
+    sv, ref_v = load_judge_version(str(path)), load_judge_version(str(ref_path))
+    assert [(m.backend, m.path, m.members) for m in sv.models] == [
+        ("vllm", m.path, m.members) for m in ref_v.models]
+    assert report["validation"] == ref["validation"]
+    assert [m.calibration for m in sv.models] == [m.calibration for m in ref_v.models]
+    assert sv.vote.calibration == ref_v.vote.calibration
 
 
 def test_versions_of_other_splits_or_one_alone_are_refused_before_anything_is_written(

@@ -11,6 +11,7 @@ from safetensors.torch import load_file
 
 from judge.ensemble.judge import Judge
 from judge.ensemble.version import load_judge_version
+from judge.learn import train as train_module
 from judge.learn.calibrate import CalibrationError
 from judge.learn.train import TrainConfig, TrainError, assign_part, train_version
 from judge.ledgers.store import Ledger
@@ -137,6 +138,51 @@ def test_lora_trains_only_adapters_and_writes_a_plain_checkpoint(ledger_url, tmp
     judge = Judge(load_judge_version(str(path)))  # loads as a plain transformers model
     assert len(judge.backends) == 3
     judge.close()
+
+
+def served_by(version, backend: str):
+    """``version`` with every model entry served by ``backend`` (the same checkpoints)."""
+    return version.model_copy(update={"models": tuple(
+        m.model_copy(update={"backend": backend}) for m in version.models)})
+
+
+def test_a_version_served_by_vllm_trains_its_checkpoints_through_transformers(
+        ledger_url, tmp_path, tiny_models):
+    # rc-judge-v1's models are served by vLLM, which cannot train: `rcjudge train --from` such a
+    # version trains the same checkpoints through transformers, as it would a transformers-served
+    # parent, and the new version is served as its parent was. (No vLLM in this environment.)
+    tiny = load_judge_version("tiny")
+    with Ledger.open(ledger_url) as ledger:
+        _, ref = train_version(ledger, tiny, "tiny-sv-hf", SMALL,
+                               config_out=str(tmp_path / "tiny-sv-hf.yaml"), progress=False)
+        path, report = train_version(ledger, served_by(tiny, "vllm"), "tiny-sv", SMALL,
+                                     config_out=str(tmp_path / "tiny-sv.yaml"), progress=False)
+    new = load_judge_version(str(path))
+    assert [(m.name, m.backend, m.path) for m in new.models] == [
+        (m.name, "vllm", f"{{models_dir}}/tiny-sv/{m.name}") for m in tiny.models]
+    assert new.training.parent == "tiny"
+    assert report["models"] == ref["models"] and report["split"] == ref["split"]
+    assert report["validation"] == ref["validation"]  # the calibration maps' inputs too
+    for m in tiny.models:
+        a = load_file(tiny_models.parent / "tiny-sv" / m.name / "model.safetensors")
+        b = load_file(tiny_models.parent / "tiny-sv-hf" / m.name / "model.safetensors")
+        assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a), m.name
+
+
+def test_a_model_without_trainable_weights_is_refused_before_any_work(ledger_url, tmp_path,
+                                                                      monkeypatch):
+    def prepared(*args, **kwargs):
+        raise AssertionError("runs were prepared before the parent was refused")
+
+    monkeypatch.setattr(train_module, "prepare_parts", prepared)
+    config = tmp_path / "tiny-fk.yaml"
+    with Ledger.open(ledger_url) as ledger, pytest.raises(TrainError) as err:
+        train_version(ledger, served_by(load_judge_version("tiny"), "fake"), "tiny-fk", SMALL,
+                      config_out=str(config), progress=False)
+    assert str(err.value) == (
+        "--from tiny: model gemma3-tiny is served by the 'fake' backend, which has no weights to "
+        "train; rcjudge train trains checkpoints served by transformers or vllm")
+    assert not config.exists() and not (models_dir() / "tiny-fk").exists()
 
 
 def test_blanked_hides_the_frames_of_about_p_of_the_questions_and_keeps_their_targets():

@@ -36,7 +36,7 @@ from pathlib import Path
 import numpy as np
 
 from models.base import BackendSpec, ScoreRequest
-from models.tiny import CHAT_TEMPLATE, build_tokenizer
+from models.tiny import CHAT_TEMPLATE, build_tokenizer, random_image_projection
 
 MAX_PIXELS = 448 * 448  # rc-judge-v1's max_pixels
 QWEN_SPECIAL = ["<|vision_start|>", "<|image_pad|>", "<|vision_end|>", "<|video_pad|>"]
@@ -184,6 +184,7 @@ def run_transformers(name, build, args, device, dtype) -> dict:
     with torch.device(device):
         torch.manual_seed(0)
         model = cls._from_config(cfg, dtype=getattr(torch, dtype)).eval()
+        random_image_projection(model)  # Gemma 3's is zeros: its images would not count
     build_s = time.perf_counter() - t0
     backend = TransformersBackend(BackendSpec(name=name, backend="transformers", dtype=dtype,
                                               device=device, max_pixels=args.max_pixels))

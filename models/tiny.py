@@ -135,10 +135,20 @@ def _gemma3(tok, v: Vision):
         tokenizer=tok, image_seq_length=tokens,
         chat_template=CHAT_TEMPLATE.replace("@IMAGE@", IMAGE_MARK["gemma3"]))
     model = Gemma3ForConditionalGeneration(cfg)
-    # transformers initialises the image projection to zeros: the images would never reach
-    # the text model (every answer the same whatever the frames). Random weights instead.
-    model.model.multi_modal_projector.mm_input_projection_weight.data.normal_(std=0.2)
+    random_image_projection(model)
     return model, proc
+
+
+def random_image_projection(model) -> None:
+    """Draw Gemma 3's image projection at random (std 0.2); other architectures: no-op.
+
+    transformers initialises it to zeros, so the images of a randomly initialised Gemma 3
+    would never reach its text model: every answer the same whatever the frames, and no
+    gradient into its vision tower (nothing for LoRA adapters there to learn)."""
+    projector = getattr(getattr(model, "model", None), "multi_modal_projector", None)
+    weight = getattr(projector, "mm_input_projection_weight", None)
+    if weight is not None:
+        weight.data.normal_(std=0.2)
 
 
 def _idefics3(tok, v: Vision):

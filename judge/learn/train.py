@@ -255,12 +255,29 @@ def jittered(batch: Sequence[tuple[ScoreRequest, int]], j: float,
 #: Gradients are clipped to this global norm (one bad batch cannot undo an epoch).
 CLIP_NORM = 1.0
 
-#: Attention projections of the text and vision transformers, the modules LoRA adapts.
-LORA_TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj", "out_proj")
+#: Attention projections of the text and vision transformers, the modules LoRA adapts, by
+#: name; Qwen2.5-VL's vision tower fuses q, k and v into ``qkv`` and names its output ``proj``,
+#: which counts inside an attention module (``ATTENTION``) only.
+LORA_TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj", "out_proj", "qkv")
+ATTENTION = ("attn", "attention", "self_attn")
+
+
+def lora_targets(model) -> list[str]:
+    """The full names of ``model``'s linear attention projections (:data:`LORA_TARGETS`)."""
+    import torch
+
+    names = []
+    for name, module in model.named_modules():
+        parent, _, leaf = name.rpartition(".")
+        fused = leaf == "proj" and parent.rpartition(".")[2] in ATTENTION
+        if isinstance(module, torch.nn.Linear) and (leaf in LORA_TARGETS or fused):
+            names.append(name)
+    return names
 
 
 def add_lora(backend, rank: int, seed: int) -> None:
-    """Wrap the backend's model with LoRA adapters (peft); only the adapters train."""
+    """Wrap the backend's model with LoRA adapters (peft) on every attention projection of
+    its text and vision towers (:func:`lora_targets`); only the adapters train."""
     import torch
 
     try:
@@ -268,10 +285,8 @@ def add_lora(backend, rank: int, seed: int) -> None:
     except ImportError:
         raise TrainError("--lora needs peft: pip install -e '.[train]'") from None
     torch.manual_seed(seed)
-    names = {n.rsplit(".", 1)[-1] for n, m in backend.model.named_modules()
-             if isinstance(m, torch.nn.Linear)}
     config = LoraConfig(r=rank, lora_alpha=2 * rank, lora_dropout=0.0,
-                        target_modules=sorted(names & set(LORA_TARGETS)))
+                        target_modules=lora_targets(backend.model))
     backend.model = get_peft_model(backend.model, config)
 
 

@@ -74,8 +74,8 @@ def main(argv: list[str] | None = None) -> int:
     data = asked(chosen[: args.n])
     cut = int(0.7 * len(data))
     train, test = [d[:2] for d in data[:cut]], [d[:2] for d in data[cut:]]
-    scored = {"held out": data[cut:]} | {t: [d for d in asked(others) if d[2] == t]
-                                         for t in test_tasks}
+    tested = asked(others)
+    scored = {"held out": data[cut:]} | {t: [d for d in tested if d[2] == t] for t in test_tasks}
     backend = create_backend(version.models[args.model].spec())
     backend.load()
     torch.manual_seed(0)
@@ -102,10 +102,10 @@ def main(argv: list[str] | None = None) -> int:
             opt.step()
             losses.append(float(loss.detach()))
         backend.model.eval()
-        tested = "".join(f"  {t} acc {accuracy([d[:2] for d in scored[t]]):.3f}"
-                         for t in test_tasks)
+        per_task = "".join(f"  {t} acc {accuracy([d[:2] for d in scored[t]]):.3f}"
+                           for t in test_tasks)
         print(f"epoch {epoch:>2}  loss {np.mean(losses):.3f}  train acc {accuracy(train):.3f}  "
-              f"held-out acc {accuracy(test):.3f}{tested}  {time.perf_counter() - t0:.0f} s",
+              f"held-out acc {accuracy(test):.3f}{per_task}  {time.perf_counter() - t0:.0f} s",
               flush=True)
     for name, rows in scored.items():
         by: dict[str, list] = {}

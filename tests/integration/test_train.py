@@ -247,8 +247,6 @@ def test_lora_adapts_every_attention_projection_of_both_towers(arch):
 
 
 def test_blanked_hides_the_frames_of_about_p_of_the_questions_and_keeps_their_targets():
-    import numpy as np
-
     from judge.learn.train import blanked
     from models.base import ScoreRequest
 
@@ -265,8 +263,6 @@ def test_blanked_hides_the_frames_of_about_p_of_the_questions_and_keeps_their_ta
 
 
 def test_text_hidden_swaps_questions_that_kept_their_frames_for_their_textless_twins():
-    import numpy as np
-
     from judge.learn.train import blanked, text_hidden
     from models.base import ScoreRequest
 
@@ -291,8 +287,6 @@ def test_text_hidden_swaps_questions_that_kept_their_frames_for_their_textless_t
 
 
 def test_jittered_scales_each_questions_travel_within_its_range_and_keeps_the_rest():
-    import numpy as np
-
     from judge.learn.train import jittered
     from models.base import ScoreRequest
 

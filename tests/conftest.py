@@ -142,6 +142,29 @@ def tiny_models(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="session")
+def production_fixtures(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """rc-judge-v1's three production processors (models.production: published settings and
+    chat templates, local tokenizers, no weights), built once per session, each also saved
+    as a checkpoint folder (config.json at test widths + processor files).
+
+    Returns:
+        {"processors": {model name: processor}, "folders": {model name: Path}}
+    """
+    from models.production import NAMES
+    from models.production_configs import build
+
+    root = tmp_path_factory.mktemp("production")
+    processors, folders = {}, {}
+    for name in NAMES:
+        _, cfg, proc = build(name, tiny=True, processor_tiny=False)
+        folders[name] = root / name
+        cfg.save_pretrained(folders[name])
+        proc.save_pretrained(folders[name])
+        processors[name] = proc
+    return {"processors": processors, "folders": folders}
+
+
+@pytest.fixture(scope="session")
 def labelled_tiny_ledger(tiny_models, make_bundles, tmp_path_factory) -> str:
     """A SQLite ledger URL: 24 synthetic runs judged by `tiny`, each labelled with its truth
     (what `rcjudge train` and `rcjudge average` tests train from)."""

@@ -1,6 +1,7 @@
 """GPU check: the judge's questions through three real-architecture VLMs at realistic size.
 
     python -m bench.gpu_check [--tiny] [--backend auto|vllm|transformers] [--out FILE]
+    python -m bench.gpu_check --production [--tiny] ...  # rc-judge-v1 (bench.gpu_production)
 
 Builds Qwen2.5-VL-7B, Gemma-3-12B and SmolVLM2-2.2B from their published config sizes with
 random weights in bf16 and their production processors (``models.production``: published
@@ -146,6 +147,12 @@ def run_vllm(name, build, args, device, dtype, share) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if "--production" in argv:  # rc-judge-v1 itself: bench.gpu_production
+        from bench.gpu_production import main as production
+
+        os.environ.setdefault("VLLM_LOGGING_STREAM", "ext://sys.stderr")
+        return production(argv)
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--tiny", action="store_true", help="test sizes on CPU, float32")
     p.add_argument("--backend", default="auto", choices=("auto", "vllm", "transformers"))

@@ -5,6 +5,9 @@
 # Uses the vllm backend when vLLM imports, else the transformers backend, and says which.
 #   bash bench/gpu_check.sh            # on a GPU node
 #   bash bench/gpu_check.sh --tiny     # the same script end to end on CPU, test sizes
+#   bash bench/gpu_check.sh --production [--tiny]   # rc-judge-v1.yaml itself: its processors,
+#        shares and frames; prompt tokens, start-up, memory, KV capacity, judgments/hour, p50,
+#        cost a judgment (bench/gpu_production.py)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}

@@ -112,9 +112,16 @@ def qwen_processor(tiny: bool = False):
     image = _pil("transformers.models.qwen2_vl", "Qwen2VLImageProcessor")(
         min_pixels=3136, max_pixels=12845056, patch_size=14, merge_size=2,
         temporal_patch_size=2)
-    return _images_only(Qwen2_5_VLProcessor)(
-        image_processor=image, tokenizer=build_tokenizer(QWEN_SPECIAL),
-        chat_template=QWEN_TEMPLATE)
+    parts = dict(image_processor=image, tokenizer=build_tokenizer(QWEN_SPECIAL),
+                 chat_template=QWEN_TEMPLATE)
+    try:  # the real video processor where torchvision works (vLLM loads the saved folder)
+        from transformers.models.qwen2_vl.video_processing_qwen2_vl import (
+            Qwen2VLVideoProcessor,
+        )
+
+        return Qwen2_5_VLProcessor(video_processor=Qwen2VLVideoProcessor(), **parts)
+    except (ImportError, RuntimeError):  # no torchvision, or one whose ops cannot load
+        return _images_only(Qwen2_5_VLProcessor)(**parts)
 
 
 def _gemma_tokenizer():

@@ -77,3 +77,22 @@ def test_the_gemma_fixture_loads_with_autoprocessor_like_the_real_one(production
     assert type(proc).__name__ == "Gemma3Processor"
     assert proc.image_processor.size == {"height": 896, "width": 896}
     assert proc.image_seq_length == 256 and proc.chat_template.startswith("{{ bos_token }}")
+
+
+def test_the_table_loads_each_processor_from_its_checkpoint_folder(production_fixtures, table):
+    # processors=None: AutoProcessor on each entry's folder (the Gemma fixture, three times;
+    # the other two need torchvision to load here), the same counts as the built processors
+    from judge.ensemble.version import JudgeVersion
+
+    folder = str(production_fixtures["folders"]["gemma3-12b"])
+    v1 = load_judge_version("rc-judge-v1")
+    gemma = next(m for m in v1.models if m.name == "gemma3-12b")
+    version = JudgeVersion.model_validate({
+        **v1.model_dump(), "name": "t",
+        "models": [{**gemma.model_dump(), "name": f"g{i}", "path": folder} for i in range(3)]})
+    rows = prompt_token_table(version, cameras=(3,), sizes=((320, 240),))
+    expected = {r["question"]: r["tokens"] for r in table
+                if (r["model"], r["cameras"], r["width"]) == ("gemma3-12b", 3, 320)}
+    assert [(r["model"], r["question"], r["tokens"]) for r in rows] == [
+        (f"g{i}", q, expected[q]) for i in range(3) for q in expected]
+    assert all(r["max_model_len"] == 8192 and r["fits"] for r in rows)

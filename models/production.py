@@ -98,11 +98,18 @@ def _unchecked_video(cls):
 
 
 def _pil(module: str, name: str):
+    """The PIL variant of an image processor (no torchvision); where a transformers release
+    has none, its default class (the lent GPU's image has torchvision)."""
     import importlib
 
     short = module.rsplit(".", 1)[-1]
-    return getattr(importlib.import_module(f"{module}.image_processing_pil_{short}"),
-                   f"{name}Pil")
+    try:
+        return getattr(importlib.import_module(f"{module}.image_processing_pil_{short}"),
+                       f"{name}Pil")
+    except (ImportError, AttributeError):
+        import transformers
+
+        return getattr(transformers, name)
 
 
 def qwen_processor(tiny: bool = False):

@@ -682,6 +682,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = models.add_parser("list", help="registered backends")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=_cmd_models_list)
+    from judge.preflight.cli import register_fetch
+
+    register_fetch(models)  # rcjudge models fetch
 
     judges = sub.add_parser("judges", help="judge versions and their fingerprints").add_subparsers(
         dest="judges_command", required=True, metavar="COMMAND")

@@ -59,6 +59,7 @@ class FetchReport:
     fetched: list[str] = field(default_factory=list)
     kept: list[str] = field(default_factory=list)
     bytes_fetched: int = 0
+    extra: list[str] = field(default_factory=list)  # local files not in the commit, left alone
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -179,6 +180,10 @@ def fetch_checkpoint(repo: str, revision: str, folder: Path, digest: Callable[[P
     except _hub_errors() as exc:  # the hub boundary: each hub/transport error is one line
         raise FetchError(f"{where}: {_reason(exc)}") from exc
     report.files = len(files)
+    listed = {f.path for f in files}
+    report.extra = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*")
+                          if p.is_file() and p.relative_to(folder).parts[0] != ".cache"
+                          and p.relative_to(folder).as_posix() not in listed)
     _write_manifest(folder, repo, revision, {f.path: digest(folder / f.path) for f in files})
     return report
 

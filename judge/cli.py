@@ -184,6 +184,7 @@ def _cmd_batch(args: argparse.Namespace) -> int:
     from judge.batch.sources import resolve_sources
     from judge.ensemble.version import load_judge_version
     from judge.ledgers.store import Ledger
+    from judge.preflight.doctor import refuse_on_red
 
     if args.max_in_flight is not None:
         check_max_in_flight(args.max_in_flight, "--max-in-flight")
@@ -195,6 +196,7 @@ def _cmd_batch(args: argparse.Namespace) -> int:
     version = load_judge_version(args.judge)
     check_overrides(version, replicas, "--replicas")
     check_overrides(version, batch_size, "--batch-size")
+    refuse_on_red(version, "batch", ray_address=args.ray_address)  # rcjudge doctor's red rows
     with Ledger.open(args.db) as ledger:
         if args.dataset:
             from judge.outcomes.store import OutcomeStore
@@ -320,6 +322,7 @@ def _cmd_train(args: argparse.Namespace) -> int:
     from judge.ensemble.version import load_judge_version
     from judge.learn.train import TrainConfig, train_version
     from judge.ledgers.store import Ledger
+    from judge.preflight.doctor import refuse_on_red
 
     cfg = TrainConfig(seed=args.seed, split_seed=args.split_seed, epochs=args.epochs,
                       lr=args.lr, batch=args.batch,
@@ -331,6 +334,7 @@ def _cmd_train(args: argparse.Namespace) -> int:
                       hold_out_tasks=tuple(t for t in (args.hold_out_tasks or "").split(",")
                                            if t))
     parent = load_judge_version(args.from_version)
+    refuse_on_red(parent, "train")  # rcjudge doctor's red rows, before any run is prepared
     with Ledger.open(args.db) as ledger:
         _, report = train_version(ledger, parent, args.out, cfg, labels_file=args.labels,
                                   config_out=args.config, progress=not args.json)
@@ -682,6 +686,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = models.add_parser("list", help="registered backends")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=_cmd_models_list)
+    from judge.preflight.cli import register_fetch
+
+    register_fetch(models)  # rcjudge models fetch
 
     judges = sub.add_parser("judges", help="judge versions and their fingerprints").add_subparsers(
         dest="judges_command", required=True, metavar="COMMAND")

@@ -23,6 +23,7 @@ def build_parser() -> argparse.ArgumentParser:
     from judge.cli import register as register_judge
     from judge.ledgers.cli import register as register_ledgers
     from judge.outcomes.cli import register as register_outcomes
+    from judge.preflight.cli import register as register_doctor
     from rcjudge.serve import register as register_serve
     from verdict.cli import register as register_verdict
 
@@ -36,6 +37,7 @@ def build_parser() -> argparse.ArgumentParser:
     register_api(sub)
     register_serve(sub)  # the Judge API, and the verdict screen when given its inputs
     register_outcomes(sub)
+    register_doctor(sub)  # pre-flight: rcjudge doctor
     return parser
 
 

@@ -34,8 +34,9 @@ from judge.ensemble.version import JudgeVersion
 from rcjudge.home import home
 
 _BLOCK = 1 << 20
-# model-entry fields that say where and how a model runs, not what it answers
-RUN_ONLY = {"path", "members", "gpu_share", "replicas", "batch_size"}
+# model-entry fields that say where and how a model runs (or where its files were fetched
+# from: the files themselves are hashed), not what it answers
+RUN_ONLY = {"path", "members", "gpu_share", "replicas", "batch_size", "repo", "revision"}
 
 
 def _sha(obj: Any) -> str:
@@ -83,9 +84,14 @@ class _DigestCache:
 
 
 def folder_digest(folder: Path, cache: _DigestCache | None = None) -> str:
-    """sha256 over ``"<relative path>:<sha256>\\n"`` of every file under ``folder``, sorted."""
+    """sha256 over ``"<relative path>:<sha256>\\n"`` of every file under ``folder``, sorted.
+
+    ``<folder>/.cache/`` is left out: the fetch record and huggingface_hub's download
+    metadata (``models.hub``) say where the files came from, not what they hold.
+    """
     cache = cache or _DigestCache()
-    files = sorted(p for p in folder.rglob("*") if p.is_file())
+    files = sorted(p for p in folder.rglob("*")
+                   if p.is_file() and p.relative_to(folder).parts[0] != ".cache")
     lines = "".join(f"{p.relative_to(folder).as_posix()}:{cache.digest(p)}\n" for p in files)
     return hashlib.sha256(lines.encode()).hexdigest()
 

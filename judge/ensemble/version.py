@@ -59,12 +59,26 @@ class ModelEntry(_Cfg):
     batch_size: int | None = Field(None, ge=1, description="Most requests, from any bundles, "
                                    "one engine call of a batch carries; unset: 32 on CUDA, "
                                    "8 on CPU.")
+    repo: str | None = Field(None, pattern=r"^[A-Za-z0-9][\w.-]*/[\w.-]+$",
+                             description="Hub repository `rcjudge models fetch` downloads the "
+                             "checkpoint from (owner/name, e.g. Qwen/Qwen2.5-VL-7B-Instruct); "
+                             "unset: a local-only model.")
+    revision: str | None = Field(None, pattern=r"^[0-9a-f]{40}$",
+                                 description="The repository's commit (40 hex digits) that is "
+                                 "fetched: a branch or tag would move under the version.")
     calibration: Calibration = Calibration()
     options: dict = Field(default_factory=dict, description="Backend-specific settings.")
     members: tuple[str, ...] = Field(
         (), description="Further checkpoint folders of this model (the same architecture, "
         "trained with other seeds on the same split; {models_dir} expanded): it answers with "
         "the mean of every checkpoint's probabilities (`rcjudge average`, models.members).")
+
+    @field_validator("revision")
+    @classmethod
+    def _revision_of_a_repo(cls, v: str | None, info: ValidationInfo) -> str | None:
+        if v is not None and not info.data.get("repo"):
+            raise ValueError("revision needs a repo: it is a commit of that hub repository")
+        return v
 
     @field_validator("members")
     @classmethod

@@ -311,8 +311,10 @@ def test_a_model_that_cannot_load_is_one_line_before_any_work(fifty, tmp_path):
     assert proc.returncode == 2
     ours = [ln for ln in proc.stderr.splitlines() if "Started a local Ray instance" not in ln]
     assert len(ours) == 1  # one line (besides Ray's own start-up notice)
-    assert ours[0].startswith("rcjudge: error: model 'c' could not load: ModelError: "
-                              "model c: cannot load ")
+    # the pre-flight (rcjudge doctor's processor row) refuses it before Ray starts
+    assert ours[0].startswith(f"rcjudge: error: batch refused before it started: processor c: "
+                              f"{tmp_path}: ")
+    assert ours[0].endswith("; see `rcjudge doctor --judge broken-load`")
     assert judgments(url, "broken-load") == set()
 
 

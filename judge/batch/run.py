@@ -51,7 +51,6 @@ from judge.batch.actors import (
 from judge.batch.plan import Plan, check_overrides, plan_batch
 from judge.bundle.manifest import claimed_bundle_hash
 from judge.ensemble.judge import Judge, Prepared, QuestionFlow
-from judge.ensemble.prompts import reference_request
 from judge.ensemble.version import JudgeVersion
 from judge.errors import JudgeError
 from judge.ledgers.errors import LedgerError
@@ -266,8 +265,7 @@ def run_batch(uris: list[str], version: JudgeVersion, ledger: Ledger,
     preps = [PrepareActor.options(num_cpus=plan.cpu_share).remote(version)
              for _ in range(plan.prepare_workers)]
     slots = iter(range(sum(plan.replicas)))
-    pools = [[_Replica(model_actor(m, plan.cpu_share, (pg, next(slots)),
-                                   reference_request(version, m.max_pixels)), r)
+    pools = [[_Replica(model_actor(m, plan.cpu_share, (pg, next(slots)), version), r)
               for r in range(plan.replicas[i])] for i, m in enumerate(version.models)]
     actors = [*preps, *(rep.handle for pool in pools for rep in pool)]
     t_start = time.perf_counter()

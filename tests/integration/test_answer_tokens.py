@@ -122,3 +122,17 @@ def test_every_shipped_tiny_version_turns_the_probe_off_and_loads(tiny_models):
               for b, m in zip(judge.backends, version.models, strict=True)]
     judge.close()
     assert all(0 < m < 0.05 for m in masses), masses
+
+
+def test_rcjudge_judge_names_the_refusal_in_one_line(logit_models, make_bundles, tmp_path,
+                                                     capsys):
+    from rcjudge.cli import main
+
+    bundle = str(make_bundles(1, seed=13, width=96, height=64, fps=5)[0])
+    assert main(["judge", bundle, "--judge", _version(tmp_path, logit_models["tail"])]) == 2
+    out, err = capsys.readouterr()
+    mass = (E**3 + 11) / (E**3 + 403)
+    assert out == "" and err == (
+        f"rcjudge: error: model m: its answer tokens ('yes', 'no') hold {mass:.4f} of the "
+        "next-token probability on the reference prompt, below min_answer_mass 0.5: the "
+        "answers would be read from a tail (docs/judging.md)\n")

@@ -136,3 +136,15 @@ def test_rcjudge_judge_names_the_refusal_in_one_line(logit_models, make_bundles,
         f"rcjudge: error: model m: its answer tokens ('yes', 'no') hold {mass:.4f} of the "
         "next-token probability on the reference prompt, below min_answer_mass 0.5: the "
         "answers would be read from a tail (docs/judging.md)\n")
+
+
+def test_the_threshold_is_no_part_of_the_fingerprint(tiny_models):
+    """It decides whether a model loads, not what it answers: tiny's fingerprint is the one
+    it had before the field existed."""
+    from judge.ensemble.fingerprint import fingerprint
+    from judge.ensemble.taxonomy import load_taxonomy
+
+    tiny = load_judge_version("tiny")
+    strict = tiny.model_copy(update={"models": tuple(
+        m.model_copy(update={"min_answer_mass": 0.9}) for m in tiny.models)})
+    assert fingerprint(strict, load_taxonomy()) == fingerprint(tiny, load_taxonomy())

@@ -1,9 +1,11 @@
 """The one small interface every VLM backend implements: load, score, close.
 
 A backend answers a closed question: given frames and a prompt, the probability
-of each allowed answer (``choices``, each a single token of the model's
-tokenizer). Answers are read from the model's next-token distribution
-restricted to those tokens — never parsed from generated text.
+of each allowed answer (``choices``). Answers are read from the model's next-token
+distribution restricted to the answers' tokens (each answer: the log-sum-exp of its
+single-token spellings, ``models.answers``) — never parsed from generated text. At load
+the judge checks that those tokens hold enough of the raw next-token probability
+(:meth:`Backend.answer_mass`, :func:`check_answer_mass`).
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ class ScoreRequest:
 
     frames: np.ndarray  # (T, H, W, 3) uint8, shown in order before the question
     prompt: str  # the question, asked after the frames
-    choices: tuple[str, ...]  # allowed answers, single tokens each ("yes", "no" / "A", "B" …)
+    choices: tuple[str, ...]  # allowed answers ("yes", "no" / "A", "B" …): models.answers
     kind: str = ""  # attempt | success | failure_family | failure_class
     labels: tuple[str, ...] = ()  # what each choice stands for (taxonomy names), if not itself
 
@@ -48,18 +50,9 @@ class BackendSpec:
     #: Further checkpoint folders of the same model (other training seeds on one split): the
     #: entry answers with the mean of every checkpoint's probabilities (``models.members``).
     members: tuple[str, ...] = ()
-
-
-def single_token_ids(tokenizer, choices: tuple[str, ...], model: str) -> list[int]:
-    """The token id of each answer; an answer that is not one token is refused."""
-    ids = []
-    for c in choices:
-        enc = tokenizer.encode(c, add_special_tokens=False)
-        if len(enc) != 1:
-            raise ModelError(f"model {model}: answer {c!r} is {len(enc)} tokens {enc}; "
-                             "answers must be single tokens")
-        ids.append(enc[0])
-    return ids
+    #: The least raw next-token probability the answer tokens must hold on the reference
+    #: prompt when the judge loads the model (:func:`check_answer_mass`); 0 skips the probe.
+    min_answer_mass: float = 0.5
 
 
 class Backend(ABC):
@@ -85,5 +78,35 @@ class Backend(ABC):
         out = self.score(requests)
         return out, time.perf_counter() - t0
 
+    def answer_mass(self, request: ScoreRequest) -> float:
+        """The raw probability (softmax over the whole vocabulary, before any restriction to
+        the answers) that the next token is one of ``request``'s answer tokens."""
+        raise ModelError(f"model {self.spec.name}: backend {self.spec.backend!r} cannot "
+                         "measure its answer-token mass")
+
     def close(self) -> None:  # noqa: B027 - optional hook
         """Release the model (GPU memory, engine processes)."""
+
+
+def check_answer_mass(backend: Backend, request: ScoreRequest) -> float | None:
+    """Probe a loaded backend: the answer tokens' raw mass on ``request`` (the judge's
+    reference prompt, ``judge.ensemble.prompts.reference_request``), refused below the
+    spec's ``min_answer_mass``. Returns the mass, or None when the threshold is 0 (no probe).
+
+    Below the threshold most of the model's next-token probability is on tokens that are
+    no answer, and renormalising over the answers would read a tail as if it were a
+    confident answer (docs/judging.md).
+
+    Raises:
+        ModelError: one line naming the model, the mass and the threshold.
+    """
+    need = backend.spec.min_answer_mass
+    if need <= 0:
+        return None
+    mass = backend.answer_mass(request)
+    if mass < need:
+        raise ModelError(f"model {backend.spec.name}: its answer tokens {request.choices} "
+                         f"hold {mass:.4f} of the next-token probability on the reference "
+                         f"prompt, below min_answer_mass {need}: the answers would be read "
+                         "from a tail (docs/judging.md)")
+    return mass

@@ -7,6 +7,9 @@
   (default 0.8) on it — on its family for ``failure_family`` and on the class for
   ``failure_class`` — and spreads the rest evenly.
 
+``options["answer_mass"]`` (default 1.0) is what :meth:`FakeBackend.answer_mass` reports:
+the raw probability of the answer tokens, for tests of the load-time probe.
+
 ``options["when"]`` is a list of ``{"prompt_contains": TEXT, "script": {...}}`` rules: the
 first rule whose text appears in the prompt replaces the script (answers per task).
 ``options["delay_s"]`` sleeps that long per ``score`` call (to test backpressure and
@@ -67,6 +70,10 @@ class FakeBackend(Backend):
         out = np.full(n, (1.0 - p) / (n - 1) if n > 1 else 0.0)
         out[labels.index(target)] = p if n > 1 else 1.0
         return out
+
+    def answer_mass(self, request: ScoreRequest) -> float:
+        """``options["answer_mass"]``, default 1.0 (a scripted model says only answers)."""
+        return float(self.spec.options.get("answer_mass", 1.0))
 
     def call_seconds(self, n: int) -> float | None:
         """``a + b·n`` under ``options["call_s"]``, else None (no latency model)."""

@@ -1,8 +1,9 @@
 """The ``transformers`` backend: any image-text-to-text VLM, on CPU or GPU.
 
 Frames go first and the question last (the chat template's user turn), so the
-attempt and success prompts share their image prefix. P(answer) is the softmax
-of the next-token logits restricted to the answer tokens.
+attempt and success prompts share their image prefix. An answer's logit is the
+log-sum-exp of its single-token spellings' next-token logits (``models.answers``);
+P(answer) is the softmax of those over the question's answers.
 """
 
 from __future__ import annotations
@@ -12,7 +13,8 @@ from pathlib import Path
 
 import numpy as np
 
-from models.base import Backend, ModelError, ScoreRequest, single_token_ids
+from models.answers import flat_ids, variant_ids
+from models.base import Backend, ModelError, ScoreRequest
 
 
 def fit_pixels(frames: np.ndarray, max_pixels: int) -> list:
@@ -80,14 +82,22 @@ class TransformersBackend(Backend):
                              f"{exc}") from None
         self.model.eval()
         self.tokenizer = self.processor.tokenizer
-        self._ids: dict[tuple[str, ...], list[int]] = {}
+        self._ids: dict[tuple[str, ...], tuple[tuple[int, ...], ...]] = {}
         self.model_config = self.model.config.to_dict()
 
-    def token_ids(self, choices: tuple[str, ...]) -> list[int]:
-        """The single token id of each answer (cached per answer set)."""
+    def token_ids(self, choices: tuple[str, ...]) -> tuple[tuple[int, ...], ...]:
+        """Per answer, the ids of its single-token spellings (cached per answer set)."""
         if choices not in self._ids:
-            self._ids[choices] = single_token_ids(self.tokenizer, choices, self.spec.name)
+            self._ids[choices] = variant_ids(self.tokenizer, choices, self.spec.name)
         return self._ids[choices]
+
+    def answer_logits(self, last, choices: tuple[str, ...]):
+        """Per answer, the log-sum-exp of its spellings' logits in ``last`` (the vocabulary's
+        next-token logits, (V,)): shape (len(choices),), differentiable."""
+        import torch
+
+        return torch.stack([torch.logsumexp(last[list(ids)], dim=0)
+                            for ids in self.token_ids(choices)])
 
     def prompt_text(self, n_images: int, prompt: str) -> str:
         """The chat-templated text (``models.processing.chat_prompt``, as vLLM is sent)."""
@@ -121,14 +131,28 @@ class TransformersBackend(Backend):
                                    config or None), self.spec.name)
         return out
 
+    def next_logits(self, req: ScoreRequest):
+        """The next-token logits over the whole vocabulary after ``req``'s prompt, (V,)."""
+        inputs = self.inputs(req).to(self.spec.device)
+        return self.model(**inputs).logits[0, -1]
+
     def choice_logits(self, req: ScoreRequest):
-        """Next-token logits of the answer tokens, shape (len(choices),), with autograd.
+        """One logit per answer (the log-sum-exp of its spellings' next-token logits), shape
+        (len(choices),), with autograd; its softmax is P(answer).
 
         The one path from a request to the model's answer: ``score`` reads it under
         ``inference_mode``, ``rcjudge train`` backpropagates through it.
         """
-        inputs = self.inputs(req).to(self.spec.device)
-        return self.model(**inputs).logits[0, -1, self.token_ids(req.choices)]
+        return self.answer_logits(self.next_logits(req), req.choices)
+
+    def answer_mass(self, request: ScoreRequest) -> float:
+        """The raw next-token probability (softmax over the whole vocabulary) of the answer
+        tokens: every spelling of every answer."""
+        import torch
+
+        with torch.inference_mode():
+            p = torch.softmax(self.next_logits(request).double(), dim=0)
+        return float(p[flat_ids(self.token_ids(request.choices))].sum())
 
     def score(self, requests: Sequence[ScoreRequest]) -> list[np.ndarray]:
         import torch
@@ -191,7 +215,7 @@ class TransformersBackend(Backend):
                     logits = self.model(input_ids=suffix,
                                         attention_mask=e["attention_mask"].to(self.spec.device),
                                         use_cache=True, **extra).logits
-                    sel = logits[0, -1, self.token_ids(requests[k].choices)].double()
+                    sel = self.answer_logits(logits[0, -1].double(), requests[k].choices)
                     out[k] = torch.softmax(sel, dim=0).cpu().numpy()
         return out
 

@@ -39,6 +39,10 @@ class MemberMean(Backend):
                    for per_request in zip(*(a for a, _ in timed), strict=True)]
         return answers, float(sum(s for _, s in timed))
 
+    def answer_mass(self, request: ScoreRequest) -> float:
+        """The least answer-token mass of the members: every checkpoint must pass the probe."""
+        return min(m.answer_mass(request) for m in self.members)
+
     def close(self) -> None:
         for m in self.members:
             m.close()

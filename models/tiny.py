@@ -100,8 +100,10 @@ EXTRA_WORDS = {"gemma3": ["\n", "\n\n", "\n\n\n", "\n\n\n\n"]}
 
 
 def build_tokenizer(special: list[str], extra: dict[str, str] | None = None,
-                    words: list[str] | None = None):
-    """A ~400-token byte-level BPE with single tokens for yes/no, ``words`` and ``special``."""
+                    words: list[str] | None = None, corpus: list[str] | None = None,
+                    answers: tuple[str, ...] = ("yes", "no")):
+    """A ~400-token byte-level BPE trained on ``corpus`` (default ``CORPUS``), with ``answers``
+    (default yes/no), ``words`` and ``special`` added as single tokens."""
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import PreTrainedTokenizerFast
 
@@ -110,10 +112,10 @@ def build_tokenizer(special: list[str], extra: dict[str, str] | None = None,
     tok.decoder = decoders.ByteLevel()
     trainer = trainers.BpeTrainer(vocab_size=400, special_tokens=["<pad>", "<s>", "</s>"],
                                   initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
-    tok.train_from_iterator(CORPUS * 20, trainer=trainer)
+    tok.train_from_iterator((corpus or CORPUS) * 20, trainer=trainer)
     fast = PreTrainedTokenizerFast(tokenizer_object=tok, pad_token="<pad>", bos_token="<s>",
                                    eos_token="</s>", extra_special_tokens=extra or {})
-    fast.add_tokens(["yes", "no", *(words or [])])
+    fast.add_tokens([*answers, *(words or [])])
     fast.add_special_tokens({"additional_special_tokens": special})
     return fast
 

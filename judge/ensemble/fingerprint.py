@@ -1,8 +1,9 @@
 """Fingerprints: a judge version names everything that can change an answer, by content.
 
 A version's fingerprint is the sha256 of its *parts*, each itself a sha256 of canonical
-JSON: one part per model (its entry without ``path``, ``gpu_share``, ``replicas`` and
-``batch_size``: where and how many times it runs, not what it answers; plus the digest of
+JSON: one part per model (its entry without ``path``, ``gpu_share``, ``replicas``,
+``batch_size`` and ``min_answer_mass``: where and how many times it runs and a check at
+load, not what it answers; plus the digest of
 every file in its checkpoint folder: weights, processor, tokenizer, chat template), the
 prompts, the frames shown (images per question, tiling), the vote (threshold and
 ensemble calibration), the effective sampling settings (the version's own, else
@@ -34,9 +35,10 @@ from judge.ensemble.version import JudgeVersion
 from rcjudge.home import home
 
 _BLOCK = 1 << 20
-# model-entry fields that say where and how a model runs (or where its files were fetched
-# from: the files themselves are hashed), not what it answers
-RUN_ONLY = {"path", "members", "gpu_share", "replicas", "batch_size", "repo", "revision"}
+# model-entry fields that say where and how a model runs, where its files were fetched from
+# (the files themselves are hashed), or what is checked at load — not what it answers
+RUN_ONLY = {"path", "members", "gpu_share", "replicas", "batch_size", "repo", "revision",
+            "min_answer_mass"}
 
 
 def _sha(obj: Any) -> str:

@@ -31,13 +31,14 @@ from judge.ensemble.prompts import (
     instruction_for,
     motion_text,
     question_images,
+    reference_request,
     sensor_text,
     yes_no_requests,
 )
 from judge.ensemble.taxonomy import Taxonomy, load_taxonomy
 from judge.ensemble.version import JudgeVersion, load_judge_version
 from judge.ensemble.vote import ModelVote, calibrate, class_voters, vote
-from models.base import Backend, ScoreRequest
+from models.base import Backend, ModelError, ScoreRequest, check_answer_mass
 from models.registry import create_backend
 
 
@@ -45,6 +46,26 @@ from models.registry import create_backend
 def pricing() -> dict[str, float]:
     data = load_yaml(configs_dir() / "pricing.yaml")
     return {k: float(data[k]) for k in ("gpu_hour_usd", "cpu_hour_usd")}
+
+
+def load_backends(version: JudgeVersion) -> list[Backend]:
+    """The version's three backends, loaded, each probed for its answer-token mass on the
+    reference prompt (``check_answer_mass``); on a refusal the loaded ones are closed.
+
+    Raises:
+        ModelError: a model that cannot load, or whose answer tokens hold too little mass.
+    """
+    backends: list[Backend] = []
+    try:
+        for m in version.models:
+            backends.append(create_backend(m.spec()))
+            backends[-1].load()
+            check_answer_mass(backends[-1], reference_request(version, m.max_pixels))
+    except ModelError:
+        for b in backends:
+            b.close()
+        raise
+    return backends
 
 
 @dataclass(frozen=True)
@@ -126,9 +147,7 @@ class Judge:
         # hashes every model folder: a missing one is named before any model loads
         self.fingerprint = fingerprint(self.version, self.taxonomy)
         if backends is None and load:
-            backends = [create_backend(m.spec()) for m in self.version.models]
-            for b in backends:
-                b.load()
+            backends = load_backends(self.version)
         self.backends = list(backends or [])
 
     def close(self) -> None:

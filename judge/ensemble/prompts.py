@@ -8,6 +8,7 @@ the task catalog keyed by ``task.id``; the policy's identity never enters a prom
 
 from __future__ import annotations
 
+import math
 import re
 import string
 from collections.abc import Sequence
@@ -152,6 +153,23 @@ def yes_no_requests(frames: np.ndarray, instruction: str, version: JudgeVersion,
     fill = {"instruction": instruction, "sensors": sensors, "motion": motion}
     return [ScoreRequest(frames, p.attempt.format(**fill), YES_NO, "attempt"),
             ScoreRequest(frames, p.success.format(**fill), YES_NO, "success")]
+
+
+#: The reference prompt's task and frames (mid-grey: a scene with nothing in it).
+REFERENCE_INSTRUCTION = "pick up the orange cube and put it on the gray tray"
+REFERENCE_GREY = 128
+
+
+def reference_request(version: JudgeVersion, max_pixels: int) -> ScoreRequest:
+    """The reference prompt of the answer-token mass probe, defined once: ``version``'s
+    attempt question about :data:`REFERENCE_INSTRUCTION` over ``images_per_question``
+    mid-grey square frames of ``max_pixels`` (the model's pixel cap: what it is sent at
+    most). The judge probes it at load (``models.base.check_answer_mass``); ``rcjudge
+    doctor`` reports it."""
+    side = math.isqrt(max_pixels)
+    frames = np.full((version.frames.images_per_question, side, side, 3), REFERENCE_GREY,
+                     np.uint8)  # (K, side, side, 3)
+    return yes_no_requests(frames, REFERENCE_INSTRUCTION, version)[0]
 
 
 def family_request(frames: np.ndarray, instruction: str, version: JudgeVersion,

@@ -68,6 +68,12 @@ class ModelEntry(_Cfg):
                                  "fetched: a branch or tag would move under the version.")
     calibration: Calibration = Calibration()
     options: dict = Field(default_factory=dict, description="Backend-specific settings.")
+    min_answer_mass: float = Field(
+        0.5, ge=0, le=1, description="At load, the least raw next-token probability its "
+        "answer tokens must hold on the reference prompt (the attempt question over grey "
+        "frames, prompts.reference_request), else the model is refused; 0: no probe (random "
+        "weights). 0.5: below it the answers are a minority of what the model would say, "
+        "and renormalising over them more than doubles them (docs/judging.md).")
     members: tuple[str, ...] = Field(
         (), description="Further checkpoint folders of this model (the same architecture, "
         "trained with other seeds on the same split; {models_dir} expanded): it answers with "
@@ -129,7 +135,8 @@ class ModelEntry(_Cfg):
                            path=self.resolved_path(), dtype=self.dtype,
                            device=self.device, max_pixels=self.max_pixels,
                            gpu_share=self.gpu_share, options=dict(self.options),
-                           members=tuple(self.resolved_path(p) for p in self.members))
+                           members=tuple(self.resolved_path(p) for p in self.members),
+                           min_answer_mass=self.min_answer_mass)
 
 
 SLOTS = {"attempt": ("instruction", "motion", "sensors"),

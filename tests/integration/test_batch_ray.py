@@ -318,6 +318,30 @@ def test_a_model_that_cannot_load_is_one_line_before_any_work(fifty, tmp_path):
     assert judgments(url, "broken-load") == set()
 
 
+def test_a_replica_whose_answer_tokens_hold_too_little_mass_refuses_the_batch(fifty, tmp_path,
+                                                                             local_ray):
+    """Each replica probes the reference prompt at load (ModelActor); a scripted answer-token
+    mass of 0.2 is below the default min_answer_mass 0.5: one line, nothing judged."""
+    from judge.batch.run import BatchError, run_batch
+    from judge.ensemble.version import load_judge_version
+    from judge.ledgers.store import Ledger
+
+    data = {**FAKE, "name": "fake-tail"}
+    data["models"] = [{**m, "options": {**m["options"], "answer_mass": 0.2}}
+                      if m["name"] == "b" else m for m in FAKE["models"]]
+    path = tmp_path / "fake-tail.yaml"
+    path.write_text(yaml.safe_dump(data))
+    url = f"sqlite:///{tmp_path / 't.db'}"
+    with Ledger.open(url) as ledger, pytest.raises(BatchError) as err:
+        run_batch([str(p) for p in fifty[:2]], load_judge_version(str(path)), ledger,
+                  progress=False)
+    assert str(err.value) == (
+        "model 'b' could not load: ModelError: model b: its answer tokens ('yes', 'no') hold "
+        "0.2000 of the next-token probability on the reference prompt, below min_answer_mass "
+        "0.5: the answers would be read from a tail (docs/judging.md)")
+    assert judgments(url, "fake-tail") == set()
+
+
 def test_a_local_batch_never_joins_a_cluster_it_was_not_given(fifty, tmp_path):
     """A Ray head started with `ray start` on the machine (another user's): Ray's default
     `ray.init()` joins it (and refuses num_cpus); a batch without --ray-address starts its own."""

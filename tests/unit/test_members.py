@@ -40,6 +40,22 @@ def test_the_mean_of_each_choice_over_the_members_and_their_seconds_summed():
     both.close()
 
 
+def test_every_member_must_pass_the_answer_mass_probe():
+    from models.base import ModelError, check_answer_mass
+
+    def member(mass: float) -> FakeBackend:
+        return FakeBackend(BackendSpec("m", "fake", options={"answer_mass": mass}))
+
+    both = MemberMean(BackendSpec("m", "fake"), [member(0.9), member(0.3)])
+    both.load()
+    assert both.answer_mass(ASKED[0]) == 0.3  # the least of the members', not their mean 0.6
+    with pytest.raises(ModelError, match=r"^model m: its answer tokens \('yes', 'no'\) hold "
+                                         r"0\.3000 of the next-token probability"):
+        check_answer_mass(both, ASKED[0])
+    assert check_answer_mass(MemberMean(BackendSpec("m", "fake", min_answer_mass=0.0),
+                                        both.members), ASKED[0]) is None  # 0: no probe
+
+
 def test_the_registry_builds_one_backend_per_checkpoint_path_first():
     spec = BackendSpec("m", "fake", path="/ckpt/a", members=("/ckpt/b", "/ckpt/c"))
     backend = create_backend(spec)

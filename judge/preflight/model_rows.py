@@ -105,8 +105,10 @@ def prompt_token_table_rows(table: list[dict]) -> list[Row]:
                             f"prompts overflow; worst {worst['tokens']:,} tokens ({where}) > "
                             f"max_model_len {worst['max_model_len']:,}"))
         else:
+            limit = worst["max_model_len"]
+            of = f"{limit:,}" if limit is not None else "no stated limit of"
             rows.append(Row(f"prompt tokens {model}", "ok", f"worst {worst['tokens']:,} of "
-                            f"{worst['max_model_len']:,} tokens ({where})"))
+                            f"{of} tokens ({where})"))
     return rows
 
 
@@ -119,5 +121,8 @@ def prompt_token_rows(ctx: Context) -> list[Row]:
             raise
         return [Row("prompt tokens", "warn", "not checked: judge.ensemble.budget is not in "
                     "this build")]
-    table = prompt_token_table(ctx.version, processors=ctx.processors or None)
+    if not ctx.processors:
+        return [Row("prompt tokens", "warn", "not checked: no processor loaded (see the "
+                    "model and processor rows)")]
+    table = prompt_token_table(ctx.version, processors=ctx.processors)
     return prompt_token_table_rows(table)

@@ -32,6 +32,9 @@ in a Ray worker, and the wall-clock start and end — so a test can see which en
 started together on which GPU. ``options["load_fail"] = {"error": TEXT, "cause": TEXT,
 "stderr": TEXT}`` makes load print ``stderr`` from a child process (as vLLM's engine core
 process prints its root cause) and raise ``RuntimeError(error)`` from ``ValueError(cause)``.
+``options["reserves_memory"]: true`` makes the batch plan treat the model as a vLLM engine
+(its ``gpu_share`` a memory reservation, at most 0.92 of a GPU summed;
+``judge.batch.plan.reserves_memory``).
 """
 
 from __future__ import annotations

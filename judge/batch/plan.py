@@ -1,13 +1,13 @@
 """How a batch uses the cluster: replicas per model, requests per engine call, bundles in flight.
 
 Pure functions of the judge version, the cluster's resources (``ray.cluster_resources()``)
-and the command line; nothing here starts Ray or places anything — Ray places the actors
-by the resources they ask for.
+and the command line; nothing here starts Ray. Which replicas share which GPU is decided
+here (:func:`place_on_gpus`); Ray only finds a node for each GPU's bundle.
 
 * **Replicas** of a model: the command line (``--replicas N`` for every model, or
   ``--replicas NAME=N``), else the version's ``replicas``, else what the cluster holds:
-  models on CUDA get ``floor(GPUs / Σ gpu_share)`` copies each (one copy of the whole
-  ensemble per that much GPU; a ``gpu_share`` of 0 counts as a whole GPU), models on CPU
+  models on CUDA get the most copies of the ensemble, at most ``floor(GPUs / Σ gpu_share)``
+  (a ``gpu_share`` of 0 counts as a whole GPU), that pack onto the GPUs (below), models on CPU
   ``floor(CPUs / 2 / Σ threads)`` each (half the CPUs for the models, the other half for
   decoding; ``options.threads``, default 1, per replica) — at least one either way.
 * **Batch size**: the most requests, from any bundles, one engine call carries:
@@ -23,7 +23,8 @@ by the resources they ask for.
   not by Ray: copy after copy of the ensemble, each replica into the first GPU whose
   summed share stays within its cap — ``GPU_MEMORY_CAP`` (0.92) on a GPU holding a vLLM
   engine (``gpu_memory_utilization`` = ``gpu_share``; the rest is for CUDA contexts and
-  memory vLLM's profiling does not count, ``docs/batch.md``), else 1.0 (Ray's own limit).
+  memory vLLM's profiling does not count, ``docs/batch.md``), else 1.0 (Ray's own limit:
+  other backends reserve no memory by their share).
   Each GPU becomes one placement-group bundle of one whole GPU that its replicas share.
   Ray's own best fit of fractional shares packs a GPU to 1.00 (0.35 + 0.35 + 0.15 + 0.15
   for 0.45/0.35/0.15 on 8 GPUs), which the last vLLM engine on it cannot start in.
@@ -149,23 +150,30 @@ def memory_share(entry: ModelEntry) -> float:
     return VLLM_DEFAULT_SHARE if entry.backend == "vllm" else 1.0
 
 
+def reserves_memory(entry: ModelEntry) -> bool:
+    """Whether ``gpu_share`` is the memory the engine reserves up front: vLLM's
+    ``gpu_memory_utilization``, or a fake engine playing one (``options.reserves_memory``)."""
+    return entry.backend == "vllm" or bool(entry.options.get("reserves_memory", False))
+
+
 def _pack(version: JudgeVersion, replicas: Sequence[int], gpus: int,
           capped: bool) -> list[list[tuple[int, int]]] | None:
     """Copy after copy, larger shares first, each replica onto the first GPU it fits."""
     models = version.models
     slots: list[list[tuple[int, int]]] = [[] for _ in range(gpus)]
-    sums, vllm = [0.0] * gpus, [False] * gpus
+    sums, capped_gpu = [0.0] * gpus, [False] * gpus
     order = sorted((i for i, m in enumerate(models) if on_gpu(m)),
                    key=lambda i: -memory_share(models[i]))
     for copy in range(max((replicas[i] for i in order), default=0)):
         for i in (i for i in order if copy < replicas[i]):
             m = models[i]
             for g in range(gpus):
-                cap = GPU_MEMORY_CAP if capped and (vllm[g] or m.backend == "vllm") else 1.0
+                held = capped_gpu[g] or reserves_memory(m)
+                cap = GPU_MEMORY_CAP if capped and held else 1.0
                 if sums[g] + memory_share(m) <= cap + 1e-9:
                     slots[g].append((i, copy))
                     sums[g] += memory_share(m)
-                    vllm[g] = vllm[g] or m.backend == "vllm"
+                    capped_gpu[g] = held
                     break
             else:
                 return None
@@ -194,10 +202,10 @@ def place_on_gpus(version: JudgeVersion, replicas: Sequence[int],
     names = [m.name for m in version.models]
     out = []
     for slot in packed:
-        vllm = any(version.models[i].backend == "vllm" for i, _ in slot)
+        held = any(reserves_memory(version.models[i]) for i, _ in slot)
         out.append(GpuSlot(replicas=tuple(slot), models=tuple(names[i] for i, _ in slot),
                            share=sum(memory_share(version.models[i]) for i, _ in slot),
-                           cap=GPU_MEMORY_CAP if vllm else 1.0))
+                           cap=GPU_MEMORY_CAP if held else 1.0))
     return tuple(out)
 
 
@@ -219,8 +227,9 @@ def plan_batch(version: JudgeVersion, resources: Mapping[str, float],
                replicas: dict[str, int] | int | None = None,
                batch_size: dict[str, int] | int | None = None,
                max_in_flight: int | None = None,
-               prepare_workers: int | None = None) -> Plan:
-    """The plan for ``version`` on a cluster with ``resources`` (see the module docstring).
+               prepare_workers: int | None = None, place: bool = True) -> Plan:
+    """The plan for ``version`` on a cluster with ``resources`` (see the module docstring);
+    ``place=False``: without packing the replicas onto GPUs (``gpus`` empty).
 
     Raises:
         PlanError: the plan cannot be placed, or an override names no model.
@@ -249,7 +258,7 @@ def plan_batch(version: JudgeVersion, resources: Mapping[str, float],
                           for m, r in zip(models, n, strict=True) if on_gpu(m))
         raise PlanError(f"judge version {version.name!r}: replicas need {need:g} GPUs "
                         f"({asked}) but the Ray cluster has {gpus:g}")
-    slots = place_on_gpus(version, n, int(gpus + 1e-9)) if cuda else ()
+    slots = place_on_gpus(version, n, int(gpus + 1e-9)) if cuda and place else ()
     b = tuple(_pick(batch_size, m) or m.batch_size or (GPU_BATCH if on_gpu(m) else CPU_BATCH)
               for m in models)
     flight = max_in_flight or max(8, 2 * max(r * s for r, s in zip(n, b, strict=True)))

@@ -171,7 +171,9 @@ def main(argv: list[str] | None = None) -> int:
     args.max_pixels = 4096 if args.tiny else MAX_PIXELS
     has_vllm = importlib.util.find_spec("vllm") is not None
     backend = ("vllm" if has_vllm else "transformers") if args.backend == "auto" else args.backend
-    shares = {"qwen2.5-vl-7b": 0.45, "gemma3-12b": 0.35, "smolvlm2-2.2b": 0.15}
+    from judge.ensemble.version import load_judge_version
+
+    shares = {m.name: m.gpu_share for m in load_judge_version("rc-judge-v1").models}
     report = {"backend": backend, "vllm_importable": has_vllm, "device": device,
               "gpu": torch.cuda.get_device_name(0) if device == "cuda" else None,
               "torch": torch.__version__, "dtype": dtype, "tiny": args.tiny,

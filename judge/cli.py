@@ -229,13 +229,21 @@ def _label_batch(ledger, dataset: str, uris: list[str], judge_version: str) -> d
             "labels_unchanged": done.unchanged}
 
 
+def _cost_detail(c: dict) -> str:
+    """`` ($X a judgment, N GPUs held, busy Y %)`` of a batch's reserved cost."""
+    if not c:
+        return ""
+    return (f" (${c['per_judgment_usd']:.6f} a judgment, {c['gpus_held']} GPU(s) and "
+            f"{c['cpus_held']:g} CPUs held, busy {100 * c['utilisation']:.1f} %)")
+
+
 def format_summary(s: dict) -> str:
     lines = [f"judge {s['judge_version']}: {s['judged']} judged, {s['skipped']} skipped "
              f"(already judged), {s['failed']} failed of {s['total']}"
              + (" — INTERRUPTED" if s["interrupted"] else ""),
-             f"{s['seconds']} s (+{s['startup_s']} s loading models), "
+             f"{s['seconds']} s (+{s['startup_s']} s placing and starting models), "
              f"{s['bundles_per_minute']} bundles/min, "
-             f"estimated cost ${s['cost_usd']:.6f}"
+             f"cost ${s['cost_usd']:.6f} reserved" + _cost_detail(s.get("cost", {}))
              + "".join(f"; {name} {m['replicas']} replica(s), batches of ≤{m['batch_size']}"
                        for name, m in s.get("plan", {}).get("models", {}).items())]
     if "dataset" in s:

@@ -27,11 +27,25 @@ a replica that dies once and, restarted, works. ``options["exit_after"] = {"call
 "marker": PATH}`` does the same on the (N+1)-th call instead of the first: a replica killed
 in the middle of a batch; without ``marker`` the process ends on every call past the N-th,
 restarted or not (a replica lost for good).
+
+Start-up: ``options["load_s"]`` sleeps that long in :meth:`load` (an engine's start-up),
+and ``options["load_log"]`` (a file path) gets one JSON line per load: model name,
+process id, ``CUDA_VISIBLE_DEVICES`` (what Ray gave the process), the Ray node when run
+in a Ray worker, and the wall-clock start and end — so a test can see which engines
+started together on which GPU. ``options["load_fail"] = {"error": TEXT, "cause": TEXT,
+"stderr": TEXT}`` makes load print ``stderr`` from a child process (as vLLM's engine core
+process prints its root cause) and raise ``RuntimeError(error)`` from ``ValueError(cause)``.
+``options["reserves_memory"]: true`` makes the batch plan treat the model as a vLLM engine
+(its ``gpu_share`` a memory reservation, at most 0.92 of a GPU summed;
+``judge.batch.plan.reserves_memory``).
 """
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
+import sys
 import time
 from collections.abc import Sequence
 
@@ -44,9 +58,33 @@ class FakeBackend(Backend):
     """Answers from a script; records what it was asked."""
 
     def load(self) -> None:
+        start = time.time()
+        time.sleep(float(self.spec.options.get("load_s", 0.0)))
+        self._fail_load_if_scripted()
+        if log := self.spec.options.get("load_log"):
+            ray = sys.modules.get("ray")  # imported in a Ray worker; never imported here
+            node = (ray.get_runtime_context().get_node_id()
+                    if ray is not None and ray.is_initialized() else None)
+            line = {"model": self.spec.name, "pid": os.getpid(), "node": node,
+                    "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES"),
+                    "start": start, "end": time.time()}
+            with open(log, "a") as f:
+                f.write(json.dumps(line) + "\n")
         self.requests: list[ScoreRequest] = []
         self.calls = 0
         self.loaded = True
+
+    def _fail_load_if_scripted(self) -> None:
+        fail = self.spec.options.get("load_fail")
+        if not fail:
+            return
+        if fail.get("stderr"):  # a child process's output, as vLLM's engine core prints it
+            subprocess.run([sys.executable, "-c", "import sys; sys.stderr.write(sys.argv[1])",
+                            fail["stderr"] + "\n"], check=True)
+        try:
+            raise ValueError(fail.get("cause", ""))
+        except ValueError as exc:
+            raise RuntimeError(fail.get("error", "")) from exc
 
     def _answer(self, req: ScoreRequest) -> np.ndarray:
         script = self.spec.options.get("script", {})

@@ -3,17 +3,30 @@
 The actors wrap the same functions the single call uses (``prepare``, a backend's
 ``score``); they do not change them. Resources come from the judge version:
 a model on CUDA asks for its ``gpu_share`` of a GPU, so Ray places each replica on a
-node with that much GPU free (``judge.batch.plan`` says how many replicas).
+GPU bundle of the batch's placement group (``judge.batch.plan`` says how many replicas and
+which share a GPU; ``judge.batch.place`` starts them).
+
+A model replica's start-up output (its stderr, and that of the processes it starts, as
+vLLM's engine core) goes to a log file, ``engine_log_dir()/<model>-<pid>.log``; a start
+that fails keeps its full traceback there, and the one-line error names the root cause
+(the deepest ``__cause__``/``__context__``), the last line of that stderr and the file.
 """
 
 from __future__ import annotations
 
+import os
+import sys
+import tempfile
 import traceback
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
+from pathlib import Path
 
 import numpy as np
 import ray
 
+from judge.batch.plan import memory_share
 from judge.ensemble.judge import Prepared, prepare
 from judge.ensemble.prompts import reference_request
 from judge.ensemble.version import JudgeVersion, ModelEntry
@@ -70,13 +83,18 @@ class ModelActor:
 
     def __init__(self, spec: BackendSpec, version: JudgeVersion | None = None) -> None:
         self.error: str | None = None
+        log = engine_log_dir() / f"{spec.name}-{os.getpid()}.log"
         try:
-            self.backend = create_backend(spec)
-            self.backend.load()
-            if version is not None:
-                check_answer_mass(self.backend, reference_request(version, spec.max_pixels))
-        except Exception as exc:
-            self.error = f"{type(exc).__name__}: {exc}".splitlines()[0]
+            with _stderr_to(log):
+                self.backend = create_backend(spec)
+                self.backend.load()
+                if version is not None:
+                    check_answer_mass(self.backend, reference_request(version, spec.max_pixels))
+        except Exception as exc:  # any engine start failure: the driver refuses the batch
+            tail = _last_line(log)
+            with open(log, "a") as f:
+                f.write(traceback.format_exc())
+            self.error = start_error(exc, tail, log)
 
     def ready(self) -> str | None:
         """Once the constructor has run: None when the model loaded, else its error."""
@@ -97,6 +115,59 @@ class ModelActor:
         self.backend.close()
 
 
+def engine_log_dir() -> Path:
+    """Where model replicas write their start-up output (on the node that runs them)."""
+    path = Path(tempfile.gettempdir()) / "rcjudge" / "engine-logs"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+@contextmanager
+def _stderr_to(path: Path) -> Iterator[None]:
+    """File descriptor 2 — this process's and its children's stderr — into ``path``."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with open(path, "ab") as f:
+        os.dup2(f.fileno(), 2)
+    try:
+        yield
+    finally:
+        sys.stderr.flush()
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
+def _last_line(path: Path) -> str:
+    lines = [ln.strip() for ln in path.read_text(errors="replace").splitlines() if ln.strip()]
+    return lines[-1] if lines else ""
+
+
+def root_cause(exc: BaseException) -> BaseException:
+    """The deepest exception ``exc`` was raised from (``__cause__``, else an unsuppressed
+    ``__context__``)."""
+    seen = {id(exc)}
+    while True:
+        nxt = exc.__cause__ or (None if exc.__suppress_context__ else exc.__context__)
+        if nxt is None or id(nxt) in seen:
+            return exc
+        seen.add(id(nxt))
+        exc = nxt
+
+
+def start_error(exc: BaseException, stderr_tail: str, log: Path) -> str:
+    """One line: the error, its root cause, the last stderr line and the full log's path."""
+    def line(e: BaseException) -> str:
+        text = str(e).strip()
+        return f"{type(e).__name__}: {text.splitlines()[0]}" if text else type(e).__name__
+
+    out = line(exc)
+    if (root := root_cause(exc)) is not exc:
+        out += f"; root cause: {line(root)}"
+    if stderr_tail:
+        out += f"; last stderr: {stderr_tail}"
+    return f"{out} (full log: {log})"
+
+
 def model_actor(entry: ModelEntry, cpu_share: float, placement: tuple | None = None,
                 version: JudgeVersion | None = None):
     """A ModelActor with the entry's resources (a GPU share on CUDA, else a CPU share),
@@ -109,8 +180,8 @@ def model_actor(entry: ModelEntry, cpu_share: float, placement: tuple | None = N
     spec = entry.spec()
     # a replica whose process dies is restarted once; the driver re-sends the calls it lost
     opts: dict = {"max_restarts": MAX_RESTARTS, "num_cpus": cpu_share}
-    if entry.device.startswith("cuda"):
-        opts["num_gpus"] = entry.gpu_share
+    if entry.device.startswith("cuda"):  # its share of its GPU bundle (plan.memory_share)
+        opts["num_gpus"] = memory_share(entry)
     if placement is not None:  # its bundle of the batch's placement group
         from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
 

@@ -1,13 +1,13 @@
 """How a batch uses the cluster: replicas per model, requests per engine call, bundles in flight.
 
 Pure functions of the judge version, the cluster's resources (``ray.cluster_resources()``)
-and the command line; nothing here starts Ray or places anything — Ray places the actors
-by the resources they ask for.
+and the command line; nothing here starts Ray. Which replicas share which GPU is decided
+here (:func:`place_on_gpus`); Ray only finds a node for each GPU's bundle.
 
 * **Replicas** of a model: the command line (``--replicas N`` for every model, or
   ``--replicas NAME=N``), else the version's ``replicas``, else what the cluster holds:
-  models on CUDA get ``floor(GPUs / Σ gpu_share)`` copies each (one copy of the whole
-  ensemble per that much GPU; a ``gpu_share`` of 0 counts as a whole GPU), models on CPU
+  models on CUDA get the most copies of the ensemble, at most ``floor(GPUs / Σ gpu_share)``
+  (a ``gpu_share`` of 0 counts as a whole GPU), that pack onto the GPUs (below), models on CPU
   ``floor(CPUs / 2 / Σ threads)`` each (half the CPUs for the models, the other half for
   decoding; ``options.threads``, default 1, per replica) — at least one either way.
 * **Batch size**: the most requests, from any bundles, one engine call carries:
@@ -19,9 +19,20 @@ by the resources they ask for.
   ≈ ``batch_size × 3/4`` bundles in flight to stay busy; twice ``batch_size`` leaves room
   for decoding and the other models' rounds.
 
+* **GPUs** (:func:`place_on_gpus`): the replicas on CUDA are packed onto whole GPUs here,
+  not by Ray: copy after copy of the ensemble, each replica into the first GPU whose
+  summed share stays within its cap — ``GPU_MEMORY_CAP`` (0.92) on a GPU holding a vLLM
+  engine (``gpu_memory_utilization`` = ``gpu_share``; the rest is for CUDA contexts and
+  memory vLLM's profiling does not count, ``docs/batch.md``), else 1.0 (Ray's own limit:
+  other backends reserve no memory by their share).
+  Each GPU becomes one placement-group bundle of one whole GPU that its replicas share.
+  Ray's own best fit of fractional shares packs a GPU to 1.00 (0.35 + 0.35 + 0.15 + 0.15
+  for 0.45/0.35/0.15 on 8 GPUs), which the last vLLM engine on it cannot start in.
+
 A plan that cannot run is refused in one line before any actor starts: a model on CUDA in
 a cluster without GPUs, replicas whose GPU shares add up to more GPUs than the cluster
-has, a ``--replicas``/``--batch-size`` naming no model of the version.
+has, replicas that cannot be packed within the cap, a ``--replicas``/``--batch-size``
+naming no model of the version.
 """
 
 from __future__ import annotations
@@ -33,12 +44,28 @@ from dataclasses import dataclass
 from judge.ensemble.version import JudgeVersion, ModelEntry
 from judge.errors import JudgeError
 
+GPU_MEMORY_CAP = 0.92  # most of a GPU's memory its vLLM engines may reserve, summed
+VLLM_DEFAULT_SHARE = 0.9  # gpu_memory_utilization of a vLLM engine whose gpu_share is 0
 GPU_BATCH = 32  # requests per engine call on CUDA (vLLM's throughput comes from dozens)
 CPU_BATCH = 8  # on CPU a call runs its requests one after another: batching saves round trips
 
 
 class PlanError(JudgeError, ValueError):
     """A batch's replicas or batch sizes cannot be as asked."""
+
+
+class Unplaceable(PlanError):
+    """Replicas that fit no GPU even at 1.0 of it (Ray could not place them either)."""
+
+
+@dataclass(frozen=True)
+class GpuSlot:
+    """One GPU of the plan (one placement-group bundle): the replicas that share it."""
+
+    replicas: tuple[tuple[int, int], ...]  # (model index, replica index), in start order
+    models: tuple[str, ...]  # their model names
+    share: float  # their summed gpu_share (vLLM's gpu_memory_utilization, summed)
+    cap: float  # the most ``share`` may be: GPU_MEMORY_CAP with a vLLM engine, else 1.0
 
 
 @dataclass(frozen=True)
@@ -50,11 +77,14 @@ class Plan:
     max_in_flight: int
     prepare_workers: int
     cpu_share: float  # CPUs each actor asks for
+    gpus: tuple[GpuSlot, ...] = ()  # the GPUs the replicas on CUDA are packed onto
 
     def as_dict(self, version: JudgeVersion) -> dict:
         return {"models": {m.name: {"replicas": r, "batch_size": b} for m, r, b in
                            zip(version.models, self.replicas, self.batch_size, strict=True)},
-                "max_in_flight": self.max_in_flight, "prepare_workers": self.prepare_workers}
+                "max_in_flight": self.max_in_flight, "prepare_workers": self.prepare_workers,
+                "gpus": [{"models": list(g.models), "gpu_share": round(g.share, 6)}
+                         for g in self.gpus]}
 
 
 def parse_per_model(values: Sequence[str] | None, flag: str) -> dict[str, int] | int | None:
@@ -112,6 +142,83 @@ def _gpu_need(entry: ModelEntry) -> float:
     return entry.gpu_share if entry.gpu_share > 0 else 1.0
 
 
+def memory_share(entry: ModelEntry) -> float:
+    """The part of a GPU a replica of ``entry`` holds: its ``gpu_share``; unset (0), vLLM's
+    default ``gpu_memory_utilization`` for a vLLM engine, else the whole GPU."""
+    if entry.gpu_share > 0:
+        return entry.gpu_share
+    return VLLM_DEFAULT_SHARE if entry.backend == "vllm" else 1.0
+
+
+def reserves_memory(entry: ModelEntry) -> bool:
+    """Whether ``gpu_share`` is the memory the engine reserves up front: vLLM's
+    ``gpu_memory_utilization``, or a fake engine playing one (``options.reserves_memory``)."""
+    return entry.backend == "vllm" or bool(entry.options.get("reserves_memory", False))
+
+
+def _pack(version: JudgeVersion, replicas: Sequence[int], gpus: int,
+          capped: bool) -> list[list[tuple[int, int]]] | None:
+    """Copy after copy, larger shares first, each replica onto the first GPU it fits."""
+    models = version.models
+    slots: list[list[tuple[int, int]]] = [[] for _ in range(gpus)]
+    sums, capped_gpu = [0.0] * gpus, [False] * gpus
+    order = sorted((i for i, m in enumerate(models) if on_gpu(m)),
+                   key=lambda i: -memory_share(models[i]))
+    for copy in range(max((replicas[i] for i in order), default=0)):
+        for i in (i for i in order if copy < replicas[i]):
+            m = models[i]
+            for g in range(gpus):
+                held = capped_gpu[g] or reserves_memory(m)
+                cap = GPU_MEMORY_CAP if capped and held else 1.0
+                if sums[g] + memory_share(m) <= cap + 1e-9:
+                    slots[g].append((i, copy))
+                    sums[g] += memory_share(m)
+                    capped_gpu[g] = held
+                    break
+            else:
+                return None
+    return [s for s in slots if s]
+
+
+def place_on_gpus(version: JudgeVersion, replicas: Sequence[int],
+                  gpus: int) -> tuple[GpuSlot, ...]:
+    """The GPUs ``replicas`` (per model, in the version's order) of the models on CUDA take.
+
+    Raises:
+        Unplaceable: they do not fit ``gpus`` GPUs even at 1.0 of each.
+        PlanError: they fit only beyond ``GPU_MEMORY_CAP`` of a GPU with a vLLM engine.
+    """
+    packed = _pack(version, replicas, gpus, capped=True)
+    if packed is None:
+        asked = ", ".join(f"{m.name} {r}×{memory_share(m):g}"
+                          for m, r in zip(version.models, replicas, strict=True) if on_gpu(m))
+        if _pack(version, replicas, gpus, capped=False) is None:
+            raise Unplaceable(f"judge version {version.name!r}: replicas {asked} fit no "
+                              f"packing onto {gpus} GPU(s)")
+        raise PlanError(f"judge version {version.name!r}: replicas {asked} do not fit "
+                        f"{gpus} GPU(s) with at most {GPU_MEMORY_CAP:g} of a GPU for its "
+                        "vLLM engines (gpu_memory_utilization summed per GPU); lower "
+                        "gpu_share or --replicas")
+    names = [m.name for m in version.models]
+    out = []
+    for slot in packed:
+        held = any(reserves_memory(version.models[i]) for i, _ in slot)
+        out.append(GpuSlot(replicas=tuple(slot), models=tuple(names[i] for i, _ in slot),
+                           share=sum(memory_share(version.models[i]) for i, _ in slot),
+                           cap=GPU_MEMORY_CAP if held else 1.0))
+    return tuple(out)
+
+
+def memory_plan(version: JudgeVersion, gpus: int,
+                replicas: dict[str, int] | int | None = None) -> tuple[GpuSlot, ...]:
+    """Per GPU, what a batch of ``version`` on ``gpus`` GPUs holds (``rcjudge doctor``).
+
+    Raises:
+        PlanError: as :func:`plan_batch` would, in one line.
+    """
+    return plan_batch(version, {"GPU": gpus, "CPU": 2 * max(1, gpus)}, replicas).gpus
+
+
 def _threads(entry: ModelEntry) -> int:
     return max(1, int(entry.options.get("threads", 1)))
 
@@ -120,8 +227,9 @@ def plan_batch(version: JudgeVersion, resources: Mapping[str, float],
                replicas: dict[str, int] | int | None = None,
                batch_size: dict[str, int] | int | None = None,
                max_in_flight: int | None = None,
-               prepare_workers: int | None = None) -> Plan:
-    """The plan for ``version`` on a cluster with ``resources`` (see the module docstring).
+               prepare_workers: int | None = None, place: bool = True) -> Plan:
+    """The plan for ``version`` on a cluster with ``resources`` (see the module docstring);
+    ``place=False``: without packing the replicas onto GPUs (``gpus`` empty).
 
     Raises:
         PlanError: the plan cannot be placed, or an override names no model.
@@ -136,6 +244,9 @@ def plan_batch(version: JudgeVersion, resources: Mapping[str, float],
         raise PlanError(f"judge version {version.name!r}: model {cuda[0].name!r} runs on "
                         f"{cuda[0].device} but the Ray cluster has no GPU")
     gpu_copies = max(1, math.floor(gpus / sum(_gpu_need(m) for m in cuda) + 1e-9)) if cuda else 1
+    while gpu_copies > 1 and _pack(version, [gpu_copies] * len(models), int(gpus + 1e-9),
+                                   capped=True) is None:
+        gpu_copies -= 1  # the most copies of the ensemble that pack within the cap
     cpu_models = [m for m in models if not on_gpu(m)]
     cpu_copies = (max(1, math.floor(cpus / 2 / sum(_threads(m) for m in cpu_models) + 1e-9))
                   if cpu_models else 1)
@@ -147,10 +258,11 @@ def plan_batch(version: JudgeVersion, resources: Mapping[str, float],
                           for m, r in zip(models, n, strict=True) if on_gpu(m))
         raise PlanError(f"judge version {version.name!r}: replicas need {need:g} GPUs "
                         f"({asked}) but the Ray cluster has {gpus:g}")
+    slots = place_on_gpus(version, n, int(gpus + 1e-9)) if cuda and place else ()
     b = tuple(_pick(batch_size, m) or m.batch_size or (GPU_BATCH if on_gpu(m) else CPU_BATCH)
               for m in models)
     flight = max_in_flight or max(8, 2 * max(r * s for r, s in zip(n, b, strict=True)))
     preps = prepare_workers or max(1, int(cpus) // 2)
     share = max(0.01, math.floor(100 * min(1.0, cpus / (2 * (preps + sum(n))))) / 100)
     return Plan(replicas=n, batch_size=b, max_in_flight=flight, prepare_workers=preps,
-                cpu_share=share)
+                cpu_share=share, gpus=slots)

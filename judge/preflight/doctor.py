@@ -5,11 +5,11 @@ check is a :class:`Check` in :data:`CHECKS`, one list; the doctor prints all of 
 ``rcjudge batch`` and ``rcjudge train`` run the cheap ones for their command and refuse with
 the first red row (:func:`refuse_on_red`), so the table and the refusals agree.
 
-Hook points, wired in at merge (a row function and one ``Check`` line each):
-- GPU placement and memory plan per GPU (``judge.batch.plan``): ``commands=BATCH``;
-- training memory plan (``judge.learn.memory``): ``commands=TRAIN``;
-- answer-token mass per model (the backends; loads each model): ``cheap=False``, run only
-  with ``rcjudge doctor --load``.
+The checks, in order: GPUs, driver, versions, model folders, processors, worst-case prompt
+tokens (``judge.ensemble.budget``), the GPU memory plan a batch places
+(``judge.batch.plan.memory_plan``; ``batch`` only), the training memory plan
+(``judge.learn.memory``; ``train`` only), and each model's answer-token mass (loads every
+model: ``rcjudge doctor --load`` only).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from judge.ensemble.version import JudgeVersion
 from judge.errors import JudgeError
-from judge.preflight import model_rows, rows
+from judge.preflight import model_rows, plan_rows, rows
 from judge.preflight.rows import Context, Row
 
 ALL = frozenset({"doctor", "batch", "train"})
@@ -49,6 +49,8 @@ CHECKS: list[Check] = [
     Check("models", model_rows.model_rows),
     Check("processors", model_rows.processor_rows),
     Check("prompt tokens", model_rows.prompt_token_rows),
+    Check("gpu plan", plan_rows.gpu_plan_rows, commands=BATCH),
+    Check("answer mass", plan_rows.answer_mass_rows, cheap=False),
 ]
 
 

@@ -161,3 +161,50 @@ def test_prompt_token_table_rows_report_each_models_worst_case():
 def test_warnings_do_not_fail_red_rows_do():
     assert exit_code([Row("a", "ok", ""), Row("b", "warn", "")]) == 0
     assert exit_code([Row("a", "ok", ""), Row("b", "fail", "")]) == 1
+
+
+def _h200(i: int) -> Gpu:
+    return Gpu(index=i, name="NVIDIA H200", total_mib=143771, used_mib=0, driver="580.95")
+
+
+def test_gpu_plan_rows_on_an_eight_gpu_node_are_the_batchs_packing():
+    """rc-judge-v1 on 8 H200s: one copy of the ensemble a GPU, 0.25 + 0.45 + 0.12 = 0.82 of
+    each, within the 0.92 cap (0.82 × 143,771 MiB = 115.1 of 140.4 GiB)."""
+    from judge.preflight.plan_rows import gpu_plan_rows
+
+    version = load_judge_version("rc-judge-v1")
+    found = gpu_plan_rows(Context(version=version, gpus=[_h200(i) for i in range(8)]))
+    assert [r.name for r in found] == [f"gpu plan GPU {i}" for i in range(8)]
+    assert {r.status for r in found} == {"ok"}
+    assert {r.detail for r in found} == {
+        "gemma3-12b + qwen2.5-vl-7b + smolvlm2-2.2b: 0.82 <= 0.92 = 115.1 of 140.4 GiB"}
+
+
+def test_gpu_plan_row_is_red_where_no_packing_keeps_a_gpu_within_its_cap():
+    """Today's 0.45 + 0.35 + 0.15 = 0.95 on one GPU: over the 0.92 cap, the batch's refusal."""
+    from judge.preflight.plan_rows import gpu_plan_rows
+
+    version = load_judge_version("rc-judge-v1")
+    shares = (0.45, 0.35, 0.15)
+    old = version.model_copy(update={"models": tuple(
+        m.model_copy(update={"gpu_share": s}) for m, s in zip(version.models, shares,
+                                                               strict=True))})
+    found = gpu_plan_rows(Context(version=old, gpus=[_h200(0)]))
+    assert [(r.name, r.status) for r in found] == [("gpu plan", "fail")]
+    assert "0.92" in found[0].detail
+
+
+def test_answer_mass_rows_refuse_a_model_under_its_threshold(tmp_path):
+    """--load: the fake backend reports options.answer_mass; 0.2 < min_answer_mass 0.5 is red,
+    1.0 is green."""
+    from judge.ensemble.version import JudgeVersion
+    from judge.preflight.plan_rows import answer_mass_rows
+
+    models = [{"name": f"m{i}", "backend": "fake", "options": {"answer_mass": mass}}
+              for i, mass in enumerate((1.0, 0.2, 0.5))]
+    version = JudgeVersion(name="mass", models=models)
+    found = answer_mass_rows(Context(version=version, load=True))
+    assert [(r.name, r.status) for r in found] == [
+        ("answer mass m0", "ok"), ("answer mass m1", "fail"), ("answer mass m2", "ok")]
+    assert found[1].detail == ("0.2000 of the raw next-token probability on the answer "
+                               "tokens (< min_answer_mass 0.5)")

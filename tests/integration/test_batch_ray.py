@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 import yaml
@@ -335,10 +336,12 @@ def test_a_replica_whose_answer_tokens_hold_too_little_mass_refuses_the_batch(fi
     with Ledger.open(url) as ledger, pytest.raises(BatchError) as err:
         run_batch([str(p) for p in fifty[:2]], load_judge_version(str(path)), ledger,
                   progress=False)
-    assert str(err.value) == (
+    message, _, log = str(err.value).partition(" (full log: ")
+    assert message == (
         "model 'b' could not load: ModelError: model b: its answer tokens ('yes', 'no') hold "
         "0.2000 of the next-token probability on the reference prompt, below min_answer_mass "
         "0.5: the answers would be read from a tail (docs/judging.md)")
+    assert log.endswith(".log)") and "ModelError" in Path(log[:-1]).read_text()
     assert judgments(url, "fake-tail") == set()
 
 

@@ -32,9 +32,11 @@ from judge.learn.calibrate import confidence_report, fit_version, version_path, 
 from judge.learn.train import (
     TrainConfig,
     TrainError,
+    answers_dataset,
+    free,
     labelled_runs,
     prepare_parts,
-    raw_dataset,
+    raw_answers,
     split_runs,
     training_specs,
 )
@@ -158,16 +160,19 @@ def average_versions(ledger: Ledger, versions: Sequence[JudgeVersion], new_name:
     examples, skipped = prepare_parts(parts, ("calibration", "validation"), versions[0],
                                       progress)
     mean = averaged(versions, new_name)
-    backends = [create_backend(spec) for spec in training_specs(mean)]  # as train fitted them
-    for b in backends:
-        b.load()
-    try:
-        calibrated = fit_version(mean, raw_dataset(backends, examples["calibration"], mean))
-        val_metrics = confidence_report(calibrated,
-                                        raw_dataset(backends, examples["validation"], mean))
-    finally:
-        for b in backends:
-            b.close()
+    answers: dict[str, list] = {"calibration": [], "validation": []}
+    for spec in training_specs(mean):  # as train fitted them; one model resident at a time
+        backend = create_backend(spec)
+        backend.load()
+        try:
+            for part, got in answers.items():
+                got.append(raw_answers(backend, examples[part], mean))
+        finally:
+            free(backend)
+    calibrated = fit_version(mean, answers_dataset(answers["calibration"],
+                                                   examples["calibration"]))
+    val_metrics = confidence_report(calibrated, answers_dataset(answers["validation"],
+                                                                examples["validation"]))
     used_file = Path(record.used_runs.replace("{models_dir}", str(models_dir())))
     weights_root.mkdir(parents=True)
     (weights_root / "used_runs.json").write_bytes(used_file.read_bytes())

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shutil
 import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
@@ -80,7 +81,7 @@ class TrainConfig:
     split_seed: int | None = None  # the split's own seed (None: ``seed``): members of one split
     epochs: int = 8
     patience: int = 2
-    lr: float = 2e-3
+    lr: float | None = None  # None: by the model's size and method (:func:`default_lr`)
     warmup_steps: int = 0  # linear learning-rate warm-up (models trained from scratch need it)
     batch: int = 8
     test_fraction: float = 0.2
@@ -90,6 +91,7 @@ class TrainConfig:
     max_steps: int | None = None  # a cap on optimizer steps per model (CI's small run)
     lora: bool | None = None  # LoRA adapters (peft) instead of full fine-tuning; None: on CUDA
     lora_rank: int = 8
+    gradient_checkpointing: bool | None = None  # recompute activations in backward; None: CUDA
     blank_images: float = 0.0  # P(a training question is shown blank frames): modality dropout
     travel_jitter: float = 0.0  # each training question's arm travel times [1/(1+J), 1+J]
     blank_text: float = 0.0  # P(a question shown its images is asked without {sensors} {motion})
@@ -195,12 +197,30 @@ def questions(ex: Example, version: JudgeVersion,
     return out
 
 
-def _loss(backend, batch: Sequence[tuple[ScoreRequest, int]]):
+def question_loss(logits, target: int):
+    """Cross-entropy of one question's answer logits (len(choices),) against the right
+    answer's index; the target is made on the logits' device (cuda:0 on a GPU node)."""
     import torch
 
-    logits = [backend.choice_logits(req) for req, _ in batch]
-    return sum(torch.nn.functional.cross_entropy(lg[None], torch.tensor([t]))
-               for lg, (_, t) in zip(logits, batch, strict=True)) / len(batch)
+    target_t = torch.tensor([target], device=logits.device)
+    return torch.nn.functional.cross_entropy(logits[None], target_t)
+
+
+def _loss(backend, batch: Sequence[tuple[ScoreRequest, int]]):
+    return sum(question_loss(backend.choice_logits(req), t) for req, t in batch) / len(batch)
+
+
+def accumulate(backend, batch: Sequence[tuple[ScoreRequest, int]]) -> float:
+    """Backpropagate ``batch``'s mean loss one question at a time: each question's
+    loss / len(batch) is backpropagated as soon as it is computed, so one question's graph
+    is held at a time and the gradients add up to those of :func:`_loss`'s batch (the same
+    sum, up to float rounding). Returns the batch's mean loss."""
+    total = 0.0
+    for req, t in batch:
+        loss = question_loss(backend.choice_logits(req), t) / len(batch)
+        loss.backward()
+        total += float(loss.detach())
+    return total
 
 
 def mean_loss(backend, data: Sequence[tuple[ScoreRequest, int]]) -> float:
@@ -290,6 +310,56 @@ def add_lora(backend, rank: int, seed: int) -> None:
     backend.model = get_peft_model(backend.model, config)
 
 
+def enable_checkpointing(backend) -> None:
+    """Gradient checkpointing on every layer of the backend's model that supports it (the
+    text and vision towers' transformer layers): their activations are recomputed in the
+    backward pass instead of kept (non-reentrant, so it works with frozen inputs and peft).
+    Active in ``train()`` mode only. Call before :func:`add_lora`.
+
+    Raises:
+        TrainError: a model whose architecture does not support it.
+    """
+    model = backend.model
+    if not getattr(model, "supports_gradient_checkpointing", False):
+        raise TrainError(f"model {backend.spec.name}: {type(model).__name__} does not support "
+                         "gradient checkpointing; train it with --no-gradient-checkpointing")
+    kwargs = {"use_reentrant": False}
+    if hasattr(model, "activation_checkpointing_enable"):  # the newer name (transformers 5.x)
+        model.activation_checkpointing_enable(activation_checkpointing_kwargs=kwargs)
+    else:
+        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs=kwargs)
+
+
+def snapshot(model) -> dict:
+    """The trainable parameters (LoRA: the adapters; full fine-tuning: every weight), copied
+    to the CPU: the best epoch kept without a second copy of the model on the GPU."""
+    return {n: p.detach().to("cpu", copy=True)
+            for n, p in model.named_parameters() if p.requires_grad}
+
+
+def restore(model, snap: dict) -> None:
+    """Copy a :func:`snapshot` back into ``model``'s parameters."""
+    import torch
+
+    params = dict(model.named_parameters())
+    with torch.no_grad():
+        for name, value in snap.items():
+            params[name].copy_(value)
+
+
+#: Models of at least this many parameters get the large-model learning rates.
+LARGE_MODEL = 1_000_000_000
+
+
+def default_lr(parameters: int, lora: bool) -> float:
+    """The learning rate when ``--lr`` is unset (docs/train.md): 2e-3 below
+    :data:`LARGE_MODEL` parameters (the tiny models' measured rate), else 2e-4 for LoRA
+    and 2e-5 for full fine-tuning (LLaVA-1.5's and QLoRA's rates for 7-13 B models)."""
+    if parameters < LARGE_MODEL:
+        return 2e-3
+    return 2e-4 if lora else 2e-5
+
+
 def merge_lora(backend) -> None:
     """Fold the adapters into the weights: the checkpoint stays a plain model of its kind."""
     if hasattr(backend.model, "merge_and_unload"):
@@ -327,20 +397,26 @@ def train_model(backend, train: list, val: list, seed: int, cfg: TrainConfig,
     and ``{motion}`` lines (what ``cfg.blank_text`` draws from)."""
     import torch
 
-    lora = cfg.lora if cfg.lora is not None else backend.spec.device.startswith("cuda")
+    cuda = backend.spec.device.startswith("cuda")
+    lora = cfg.lora if cfg.lora is not None else cuda
+    checkpointing = (cfg.gradient_checkpointing if cfg.gradient_checkpointing is not None
+                     else cuda)
+    size = sum(p.numel() for p in backend.model.parameters())
+    lr = cfg.lr if cfg.lr is not None else default_lr(size, lora)
+    if checkpointing:
+        enable_checkpointing(backend)
     if lora:
         add_lora(backend, cfg.lora_rank, seed)
     trainable = sum(p.numel() for p in backend.model.parameters() if p.requires_grad)
-    total = sum(p.numel() for p in backend.model.parameters())
+    total = sum(p.numel() for p in backend.model.parameters())  # adapters included
     torch.manual_seed(seed)
     rng = np.random.default_rng(seed)
     model = backend.model
     params = [p for p in model.parameters() if p.requires_grad]
-    opt = torch.optim.AdamW(params, lr=cfg.lr, weight_decay=0.0)
+    opt = torch.optim.AdamW(params, lr=lr, weight_decay=0.0)
     warm = torch.optim.lr_scheduler.LambdaLR(
         opt, lambda s: min(1.0, (s + 1) / cfg.warmup_steps) if cfg.warmup_steps else 1.0)
-    best = {"val_loss": mean_loss(backend, val), "epoch": 0,
-            "state": {k: v.detach().clone() for k, v in model.state_dict().items()}}
+    best = {"val_loss": mean_loss(backend, val), "epoch": 0, "state": snapshot(model)}
     history, steps, stale = [], 0, 0
     blank_rng = np.random.default_rng([seed, 1])  # its own stream: data order stays the same
     jitter_rng = np.random.default_rng([seed, 2])
@@ -356,13 +432,11 @@ def train_model(backend, train: list, val: list, seed: int, cfg: TrainConfig,
             if textless is not None:
                 shown = text_hidden(shown, batch, [textless[j] for j in idx], cfg.blank_text,
                                     text_rng)
-            loss = _loss(backend, shown)
             opt.zero_grad()
-            loss.backward()
+            losses.append(accumulate(backend, shown))
             torch.nn.utils.clip_grad_norm_(params, CLIP_NORM)
             opt.step()
             warm.step()
-            losses.append(float(loss.detach()))
             steps += 1
             meter.step(note=f"epoch {epoch} loss {np.mean(losses):.3f}")
             if cfg.max_steps is not None and steps >= cfg.max_steps:
@@ -372,45 +446,73 @@ def train_model(backend, train: list, val: list, seed: int, cfg: TrainConfig,
         history.append({"epoch": epoch, "train_loss": round(float(np.mean(losses)), 5),
                         "val_loss": round(val_loss, 5)})
         if val_loss < best["val_loss"]:
-            best = {"val_loss": val_loss, "epoch": epoch,
-                    "state": {k: v.detach().clone() for k, v in model.state_dict().items()}}
+            best = {"val_loss": val_loss, "epoch": epoch, "state": snapshot(model)}
             stale = 0
         else:
             stale += 1
         if stale >= cfg.patience or (cfg.max_steps is not None and steps >= cfg.max_steps):
             break
-    model.load_state_dict(best["state"])
+    restore(model, best["state"])
     if lora:
         merge_lora(backend)
     return {"best_epoch": best["epoch"], "best_val_loss": round(best["val_loss"], 5),
-            "steps": steps, "lora": lora, "blank_images": cfg.blank_images,
+            "steps": steps, "lora": lora, "lr": lr, "gradient_checkpointing": checkpointing,
+            "blank_images": cfg.blank_images,
             "travel_jitter": cfg.travel_jitter, "blank_text": cfg.blank_text,
             "trainable_parameters": trainable,
             "parameters": total, "history": history}
 
 
-def raw_dataset(backends: Sequence, examples: Sequence[Example],
-                 version: JudgeVersion) -> Dataset:
-    """Raw P(yes) of each model on each run's attempt and success question, with labels."""
-    pa, ps = [], []
+def raw_answers(backend, examples: Sequence[Example], version: JudgeVersion) -> np.ndarray:
+    """One model's raw P(yes) on each run's attempt and success question: (n, 2)."""
+    rows = []
     for ex in examples:
         reqs = yes_no_requests(ex.frames, ex.instruction, version, ex.sensors, ex.motion)
-        answers = [b.score(reqs) for b in backends]
-        pa.append([float(a[0][0]) for a in answers])
-        ps.append([float(a[1][0]) for a in answers])
+        rows.append([float(a[0]) for a in backend.score(reqs)])
+    return np.array(rows, float).reshape(-1, 2)
+
+
+def answers_dataset(answers: Sequence[np.ndarray], examples: Sequence[Example]) -> Dataset:
+    """The calibration data of ``examples`` from each model's :func:`raw_answers`."""
+    pa = np.stack([a[:, 0] for a in answers], axis=1) if answers else np.zeros((0, 0))
+    ps = np.stack([a[:, 1] for a in answers], axis=1) if answers else np.zeros((0, 0))
     return Dataset(task=np.array([ex.task_id for ex in examples]),
-                   p_attempt=np.array(pa, float).reshape(-1, 3),
-                   p_success=np.array(ps, float).reshape(-1, 3),
+                   p_attempt=pa.reshape(-1, 3), p_success=ps.reshape(-1, 3),
                    attempt=np.array([ex.label.attempt for ex in examples], float),
                    success=np.array([ex.label.success for ex in examples], float))
 
 
-def training_options(cfg: TrainConfig, lora: bool | None) -> dict:
+def raw_dataset(backends: Sequence, examples: Sequence[Example],
+                version: JudgeVersion) -> Dataset:
+    """Raw P(yes) of each model on each run's attempt and success question, with labels."""
+    return answers_dataset([raw_answers(b, examples, version) for b in backends], examples)
+
+
+def free(backend) -> None:
+    """Close a backend and hand its memory back (the GPU's cache too) before the next loads."""
+    import gc
+
+    device = backend.spec.device
+    backend.close()
+    gc.collect()
+    if device.startswith("cuda"):
+        import torch
+
+        torch.cuda.empty_cache()
+
+
+def training_options(cfg: TrainConfig, model_reports: dict[str, dict]) -> dict:
     """The options a version was trained with, for its ``training`` record: every knob of
-    ``cfg`` but the seed and the held-out tasks (recorded on their own), ``lora`` as used
-    (None where its models differed)."""
+    ``cfg`` but the seed and the held-out tasks (recorded on their own); ``lora``,
+    ``gradient_checkpointing`` and ``lr`` as used (each model's ``train_model`` report).
+    Where the models differ: None, and an lr differing by model as ``lr:<model>`` too."""
     options = {k: v for k, v in asdict(cfg).items() if k not in ("seed", "hold_out_tasks")}
-    return {**options, "lora": lora}
+    for key in ("lora", "gradient_checkpointing", "lr"):
+        used = {m[key] for m in model_reports.values()}
+        options[key] = used.pop() if len(used) == 1 else None
+    if options["lr"] is None:
+        options.update({f"lr:{name}": m["lr"] for name, m in model_reports.items()})
+    return options
 
 
 def data_sha256(examples: Sequence[Example]) -> str:
@@ -468,35 +570,43 @@ def train_version(ledger: Ledger, parent: JudgeVersion, new_name: str,
     textless = ([q for ex in examples["train"]
                  for q in questions(replace(ex, sensors="", motion=""), parent, taxonomy)]
                 if cfg.blank_text > 0 else None)
-    backends, model_reports = [], {}
+    # one model at a time: trained, its raw answers on the calibration and validation parts
+    # read, saved and freed before the next loads (never two resident together)
+    answers: dict[str, list[np.ndarray]] = {"calibration": [], "validation": []}
+    model_reports = {}
+    staging = weights_root.with_name(f".{new_name}.partial")  # renamed once all are saved
+    if staging.exists():
+        shutil.rmtree(staging)
     t1 = time.perf_counter()
     for i, (entry, spec) in enumerate(zip(parent.models, specs, strict=True)):
         backend = create_backend(spec)
         backend.load()
-        steps = cfg.epochs * -(-len(qs["train"]) // cfg.batch)
-        meter = Progress(min(steps, cfg.max_steps or steps), progress, f"train {entry.name}")
-        model_reports[entry.name] = train_model(backend, qs["train"], qs["validation"],
-                                                cfg.seed * 100 + i, cfg, meter, textless)
-        meter.close()
-        backends.append(backend)
+        try:
+            steps = cfg.epochs * -(-len(qs["train"]) // cfg.batch)
+            meter = Progress(min(steps, cfg.max_steps or steps), progress, f"train {entry.name}")
+            model_reports[entry.name] = train_model(backend, qs["train"], qs["validation"],
+                                                    cfg.seed * 100 + i, cfg, meter, textless)
+            meter.close()
+            for part, got in answers.items():
+                got.append(raw_answers(backend, examples[part], parent))
+            backend.save(staging / entry.name)
+        finally:
+            free(backend)
     train_s = time.perf_counter() - t1
+    staging.rename(weights_root)
 
-    models = []
-    for entry, backend in zip(parent.models, backends, strict=True):
-        backend.save(weights_root / entry.name)
-        models.append(entry.model_copy(update={"path": f"{{models_dir}}/{new_name}/{entry.name}"}))
-    trained = parent.model_copy(update={"name": new_name, "models": tuple(models)})
-    calibrated = fit_version(trained, raw_dataset(backends, examples["calibration"], trained))
-    val_metrics = confidence_report(calibrated,
-                                    raw_dataset(backends, examples["validation"], trained))
-    for b in backends:
-        b.close()
+    models = tuple(entry.model_copy(update={"path": f"{{models_dir}}/{new_name}/{entry.name}"})
+                   for entry in parent.models)
+    trained = parent.model_copy(update={"name": new_name, "models": models})
+    calibrated = fit_version(trained, answers_dataset(answers["calibration"],
+                                                      examples["calibration"]))
+    val_metrics = confidence_report(calibrated, answers_dataset(answers["validation"],
+                                                                examples["validation"]))
 
     used = sorted(e.bundle_hash for part in examples.values() for e in part)
     (weights_root / "used_runs.json").write_text(json.dumps(used, indent=0) + "\n")
     all_used = [e for part in examples.values() for e in part]
-    lora_used = {m["lora"] for m in model_reports.values()}
-    options = training_options(cfg, lora_used.pop() if len(lora_used) == 1 else None)
+    options = training_options(cfg, model_reports)
     record = Training(
         parent=parent.name, data_sha256=data_sha256(all_used), runs=len(all_used),
         seed=cfg.seed, options=options,

@@ -524,12 +524,18 @@ def data_sha256(examples: Sequence[Example]) -> str:
 
 def train_version(ledger: Ledger, parent: JudgeVersion, new_name: str,
                   cfg: TrainConfig = TrainConfig(), labels_file: str | None = None,
-                  config_out: str | None = None, progress: bool = True) -> tuple[Path, dict]:
+                  config_out: str | None = None, progress: bool = True,
+                  device_memory_bytes: int | None = None) -> tuple[Path, dict]:
     """Train ``new_name`` from ``parent``; write its weights and config; return (config, report).
 
+    ``device_memory_bytes``: the memory each model's estimated training peak must fit
+    (``judge.learn.memory``; default: its device's).
+
     Raises:
-        TrainError / CalibrationError: nothing to train on, an empty part, the name taken.
+        TrainError / CalibrationError: nothing to train on, an empty part, the name taken,
+            a model whose training would not fit its device's memory.
     """
+    from judge.learn.memory import check_plan, training_memory_plan
     from models.registry import create_backend
 
     if not 0.0 <= cfg.blank_images < 1.0:
@@ -551,6 +557,8 @@ def train_version(ledger: Ledger, parent: JudgeVersion, new_name: str,
         raise TrainError(f"--from {parent.name}: its models average several checkpoints{of}; "
                          "train from a version with one checkpoint a model")
     specs = training_specs(parent)
+    memory_plan = training_memory_plan(parent, cfg, device_memory_bytes)
+    check_plan(memory_plan)  # before any run is prepared
     taxonomy = load_taxonomy()
     t0 = time.perf_counter()
     pairs = labelled_runs(ledger, parent.name, labels_file)
@@ -627,6 +635,7 @@ def train_version(ledger: Ledger, parent: JudgeVersion, new_name: str,
               "weights": str(weights_root), "split": record.split,
               "questions": {p: len(q) for p, q in qs.items()},
               "skipped": skipped, "models": model_reports, "validation": val_metrics,
+              "memory_plan": memory_plan,
               "fingerprint": record.fingerprint, "data_sha256": record.data_sha256,
               "seconds": {"prepare": round(prepare_s, 1), "train": round(train_s, 1),
                           "total": round(time.perf_counter() - t0, 1)}}

@@ -14,7 +14,7 @@ kinds and settings, prompts, frames, sampling, vote rule). The ledger's labelled
 split again as the members were (checked against their test seed groups); the calibration
 part fits the new version's per-model and ensemble maps afresh, on the mean answers, and
 the validation part gives its record's metrics, as ``rcjudge train`` does (through
-transformers, also for members served by vLLM: ``training_specs``). No weights are
+the serving backend where it loads, else transformers: ``train.answer_specs``). No weights are
 written: the new version names the members' checkpoint folders.
 """
 
@@ -32,6 +32,7 @@ from judge.learn.calibrate import confidence_report, fit_version, version_path, 
 from judge.learn.train import (
     TrainConfig,
     TrainError,
+    answer_specs,
     answers_dataset,
     free,
     labelled_runs,
@@ -161,7 +162,8 @@ def average_versions(ledger: Ledger, versions: Sequence[JudgeVersion], new_name:
                                       progress)
     mean = averaged(versions, new_name)
     answers: dict[str, list] = {"calibration": [], "validation": []}
-    for spec in training_specs(mean):  # as train fitted them; one model resident at a time
+    specs, serving = answer_specs(mean, "--versions")
+    for spec in specs:  # as train reads them; one model resident at a time
         backend = create_backend(spec)
         backend.load()
         try:
@@ -182,7 +184,8 @@ def average_versions(ledger: Ledger, versions: Sequence[JudgeVersion], new_name:
                     for q in ("attempt", "success") for k in ("accuracy", "ece")
                     if val_metrics[q][k] is not None},
         "members": [v.name for v in versions], "seed": split_seed(record),
-        "options": {**record.options, "split_seed": split_seed(record)},
+        "options": {**record.options, "split_seed": split_seed(record),
+                    "calibrated_with_serving_backend": serving},
         "fingerprint": fingerprint(calibrated, load_taxonomy()).digest})
     new = calibrated.model_copy(update={
         "description": f"the mean of {', '.join(v.name for v in versions)} (rcjudge average; "

@@ -16,6 +16,13 @@ merged back before saving — on the cross-entropy of the answer tokens' next-to
 the very numbers the judge reads (``TransformersBackend.choice_logits``) — with its own
 seed and data order, so their errors stay diverse. Early stopping on the validation part.
 
+Memory (docs/train.md): the models are trained one at a time — each trained, its raw P(yes)
+on the calibration and validation parts read (through the serving backend where it loads
+here, else transformers: ``answer_specs``), saved and freed before the next loads; one
+question's graph at a time (``accumulate``); gradient checkpointing on CUDA; the best epoch
+kept as a CPU copy of the trainable parameters; ``judge.learn.memory`` refuses a model whose
+estimated peak exceeds its device before any run is prepared.
+
 Split by seed group (runs of one task sharing a ``seed`` attribution) — never by frame
 or by run of one rollout: a deterministic hash of the group and the split seed (``--split-seed``,
 by default ``--seed``) assigns it to ``test``
@@ -389,6 +396,28 @@ def training_specs(parent: JudgeVersion, flag: str = "--from") -> list:
     return specs
 
 
+def serving_importable(backend: str) -> bool:
+    """Whether the backend that serves a model can be loaded here (vLLM: when it imports)."""
+    import importlib.util
+
+    return backend == "transformers" or importlib.util.find_spec(backend) is not None
+
+
+def answer_specs(version: JudgeVersion, flag: str = "--from") -> tuple[list, bool]:
+    """The specs the calibration maps' raw answers are read through, and whether they are the
+    serving ones: each model as it is served where every serving backend loads here (vLLM
+    where it imports), else as it trains (:func:`training_specs`: transformers, which
+    vLLM matches within 1e-3 on the tiny models, ``tests/vllm``).
+
+    Raises:
+        TrainError: a model served by a backend without weights (``fake``).
+    """
+    specs = training_specs(version, flag)
+    if all(serving_importable(m.backend) for m in version.models):
+        return [m.spec() for m in version.models], True
+    return specs, False
+
+
 def train_model(backend, train: list, val: list, seed: int, cfg: TrainConfig,
                 meter: Progress, textless: list | None = None) -> dict:
     """Fit one loaded transformers backend in place; keep the weights of the best epoch.
@@ -557,6 +586,7 @@ def train_version(ledger: Ledger, parent: JudgeVersion, new_name: str,
         raise TrainError(f"--from {parent.name}: its models average several checkpoints{of}; "
                          "train from a version with one checkpoint a model")
     specs = training_specs(parent)
+    _, serving = answer_specs(parent)
     memory_plan = training_memory_plan(parent, cfg, device_memory_bytes)
     check_plan(memory_plan)  # before any run is prepared
     taxonomy = load_taxonomy()
@@ -595,11 +625,20 @@ def train_version(ledger: Ledger, parent: JudgeVersion, new_name: str,
             model_reports[entry.name] = train_model(backend, qs["train"], qs["validation"],
                                                     cfg.seed * 100 + i, cfg, meter, textless)
             meter.close()
-            for part, got in answers.items():
-                got.append(raw_answers(backend, examples[part], parent))
+            if not serving or entry.backend == "transformers":  # read through this one
+                for part, got in answers.items():
+                    got.append(raw_answers(backend, examples[part], parent))
             backend.save(staging / entry.name)
         finally:
             free(backend)
+        if serving and entry.backend != "transformers":  # through vLLM, as it will serve
+            served = create_backend(replace(entry.spec(), path=str(staging / entry.name)))
+            served.load()
+            try:
+                for part, got in answers.items():
+                    got.append(raw_answers(served, examples[part], parent))
+            finally:
+                free(served)
     train_s = time.perf_counter() - t1
     staging.rename(weights_root)
 
@@ -614,7 +653,8 @@ def train_version(ledger: Ledger, parent: JudgeVersion, new_name: str,
     used = sorted(e.bundle_hash for part in examples.values() for e in part)
     (weights_root / "used_runs.json").write_text(json.dumps(used, indent=0) + "\n")
     all_used = [e for part in examples.values() for e in part]
-    options = training_options(cfg, model_reports)
+    options = {**training_options(cfg, model_reports),
+               "calibrated_with_serving_backend": serving}
     record = Training(
         parent=parent.name, data_sha256=data_sha256(all_used), runs=len(all_used),
         seed=cfg.seed, options=options,

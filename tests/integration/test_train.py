@@ -52,7 +52,8 @@ def test_train_writes_a_version_with_its_record_and_never_overwrites(ledger_url,
                              "batch": 4, "test_fraction": 0.25, "val_fraction": 0.2,
                              "calib_fraction": 0.2, "max_steps": 2, "lora": False,
                              "lora_rank": 8, "gradient_checkpointing": False,
-                             "blank_images": 0.0, "travel_jitter": 0.0, "blank_text": 0.0}
+                             "blank_images": 0.0, "travel_jitter": 0.0, "blank_text": 0.0,
+                             "calibrated_with_serving_backend": True}
         assert sum(t.split.values()) == 24 and t.runs == 24 - t.split["test"]
         assert t.split == report["split"] and min(t.split.values()) >= 1
         used = json.loads((tiny_models.parent / "tiny-t1" / "used_runs.json").read_text())
@@ -162,6 +163,8 @@ def test_a_version_served_by_vllm_trains_its_checkpoints_through_transformers(
     assert [(m.name, m.backend, m.path) for m in new.models] == [
         (m.name, "vllm", f"{{models_dir}}/tiny-sv/{m.name}") for m in tiny.models]
     assert new.training.parent == "tiny"
+    # no vLLM here: its maps were fitted on transformers' answers, and the record says so
+    assert new.training.options["calibrated_with_serving_backend"] is False
     assert report["models"] == ref["models"] and report["split"] == ref["split"]
     assert report["validation"] == ref["validation"]  # the calibration maps' inputs too
     for m in tiny.models:

@@ -145,3 +145,20 @@ def test_the_best_epoch_snapshot_holds_the_trainable_parameters_on_the_cpu(tiny_
     train_module.restore(model, snap)
     assert all(torch.equal(p, before[n]) for n, p in model.named_parameters())
     backend.close()
+
+
+def test_calibration_answers_are_read_through_the_serving_backend_where_it_loads(monkeypatch):
+    from judge.ensemble.version import load_judge_version
+
+    tiny = load_judge_version("tiny")
+    served = tiny.model_copy(update={"models": tuple(
+        m.model_copy(update={"backend": "vllm"}) for m in tiny.models)})
+    specs, serving = train_module.answer_specs(tiny)  # served by transformers: those
+    assert serving and [s.backend for s in specs] == ["transformers"] * 3
+    monkeypatch.setattr(train_module, "serving_importable", lambda b: b == "transformers")
+    specs, serving = train_module.answer_specs(served)  # no vLLM: transformers, recorded
+    assert not serving and [s.backend for s in specs] == ["transformers"] * 3
+    monkeypatch.setattr(train_module, "serving_importable", lambda b: True)
+    specs, serving = train_module.answer_specs(served)  # vLLM importable: vLLM
+    assert serving and [s.backend for s in specs] == ["vllm"] * 3
+    assert [s.path for s in specs] == [m.resolved_path() for m in tiny.models]

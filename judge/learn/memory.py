@@ -33,13 +33,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from judge.ensemble.version import JudgeVersion
-from judge.learn.train import (
-    TrainConfig,
-    TrainError,
-    default_lr,
-    lora_targets,
-    training_specs,
-)
+from judge.learn.step import default_lr, lora_targets
+from judge.learn.train import TrainConfig, TrainError, training_specs
 
 GIB = 2**30
 BYTES = {"float32": 4, "float16": 2, "bfloat16": 2}

@@ -200,10 +200,15 @@ def training_memory_plan(version: JudgeVersion, cfg: TrainConfig,
         TrainError: a model not trainable (``train.training_specs``) or whose config or
             processor cannot be read from its folder.
     """
+    from pathlib import Path
+
     from transformers import AutoConfig, AutoProcessor
 
     rows = []
     for entry, spec in zip(version.models, training_specs(version), strict=True):
+        if not Path(spec.path).is_dir():
+            raise TrainError(f"model {entry.name}: {spec.path} is not a folder; its config "
+                             "and processor are read from there to plan its memory")
         try:
             config = AutoConfig.from_pretrained(spec.path)
             processor = AutoProcessor.from_pretrained(spec.path)
@@ -216,13 +221,18 @@ def training_memory_plan(version: JudgeVersion, cfg: TrainConfig,
     return rows
 
 
+def size(n: int) -> str:
+    """Bytes as GiB from 1 GiB on, else MiB."""
+    return f"{n / GIB:.2f} GiB" if n >= GIB else f"{n / 2**20:.1f} MiB"
+
+
 def check_plan(rows: Sequence[dict]) -> None:
     """Refuse the first model whose estimated peak exceeds its device's memory (one line)."""
     for r in rows:
         if not r["fits"]:
             raise TrainError(f"model {r['model']}: training needs an estimated "
-                             f"{r['peak'] / GIB:.2f} GiB at its peak (rcjudge train --plan), "
-                             f"more than the {r['device_memory'] / GIB:.2f} GiB of {r['device']}"
+                             f"{size(r['peak'])} at its peak (rcjudge train --plan), more than "
+                             f"the {size(r['device_memory'])} of {r['device']}"
                              "; train on a larger device, with --lora or --gradient-"
                              "checkpointing, or plan for another with --device-memory-gib")
 

@@ -68,18 +68,22 @@ def test_a_plan_over_the_device_memory_is_refused_before_any_run_is_prepared(
 
     monkeypatch.setattr(train_module, "prepare_parts", prepared)
     rows = training_memory_plan(load_judge_version("tiny"), TrainConfig(), 64 * 2**20)
-    peak = rows[0]["peak"] / GIB
+    peak = rows[0]["peak"] / 2**20
     config = tmp_path / "tiny-oom.yaml"
     assert main(["train", "--from", "tiny", "--out", "tiny-oom", "--db", labelled_tiny_ledger,
-                 "--config", str(config), "--device-memory-gib", "0.001"]) == 2
+                 "--config", str(config), "--device-memory-gib", str(1 / 1024)]) == 2
     assert capsys.readouterr().err.strip() == (
-        f"rcjudge: error: model gemma3-tiny: training needs an estimated {peak:.2f} GiB at its "
-        "peak (rcjudge train --plan), more than the 0.00 GiB of cpu; train on a larger device, "
+        f"rcjudge: error: model gemma3-tiny: training needs an estimated {peak:.1f} MiB at its "
+        "peak (rcjudge train --plan), more than the 1.0 MiB of cpu; train on a larger device, "
         "with --lora or --gradient-checkpointing, or plan for another with --device-memory-gib")
     assert not config.exists() and not (models_dir() / "tiny-oom").exists()
 
 
 def test_train_plan_prints_each_models_estimate_and_reads_no_ledger(tiny_models, capsys):
+    assert main(["train", "--from", "rc-judge-v1", "--plan"]) == 2  # no weights here
+    assert capsys.readouterr().err.strip() == (
+        f"rcjudge: error: model qwen2.5-vl-7b: {models_dir()}/Qwen2.5-VL-7B-Instruct is not a "
+        "folder; its config and processor are read from there to plan its memory")
     assert main(["train", "--from", "tiny", "--plan", "--device-memory-gib", "1"]) == 0
     table = capsys.readouterr().out.splitlines()
     assert table[0].startswith("| model | LoRA | checkpointing | lr |") and "peak MiB" in table[0]

@@ -328,7 +328,8 @@ def format_calibration(r: dict) -> str:
 
 def _cmd_train(args: argparse.Namespace) -> int:
     from judge.ensemble.version import load_judge_version
-    from judge.learn.train import TrainConfig, train_version
+    from judge.learn.memory import GIB, check_plan, format_plan, training_memory_plan
+    from judge.learn.train import TrainConfig, TrainError, train_version
     from judge.ledgers.store import Ledger
     from judge.preflight.doctor import refuse_on_red
 
@@ -337,15 +338,30 @@ def _cmd_train(args: argparse.Namespace) -> int:
                       patience=args.patience, warmup_steps=args.warmup_steps,
                       test_fraction=args.test_fraction, max_steps=args.max_steps,
                       lora=args.lora, lora_rank=args.lora_rank,
+                      gradient_checkpointing=args.gradient_checkpointing,
                       blank_images=args.blank_images, blank_text=args.blank_text,
                       travel_jitter=args.travel_jitter,
                       hold_out_tasks=tuple(t for t in (args.hold_out_tasks or "").split(",")
                                            if t))
     parent = load_judge_version(args.from_version)
+    memory = None
+    if args.device_memory_gib is not None:
+        if not args.device_memory_gib > 0:
+            raise TrainError(f"--device-memory-gib {args.device_memory_gib}: a size in GiB "
+                             "above 0")
+        memory = int(args.device_memory_gib * GIB)
+    if args.plan:  # the estimate alone: nothing is prepared, loaded or written
+        rows = training_memory_plan(parent, cfg, memory)
+        _emit(rows, args.json, format_plan)
+        check_plan(rows)
+        return 0
+    if args.out is None:
+        raise TrainError("--out NEW_VERSION: the name of the version to train (or --plan)")
     refuse_on_red(parent, "train")  # rcjudge doctor's red rows, before any run is prepared
     with Ledger.open(args.db) as ledger:
         _, report = train_version(ledger, parent, args.out, cfg, labels_file=args.labels,
-                                  config_out=args.config, progress=not args.json)
+                                  config_out=args.config, progress=not args.json,
+                                  device_memory_bytes=memory)
     _emit(report, args.json, format_training)
     return 0
 
@@ -604,7 +620,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("train", help="train the next judge version on the labelled history")
     p.add_argument("--from", dest="from_version", required=True, metavar="VERSION",
                    help="the version whose judgments and models to start from")
-    p.add_argument("--out", required=True, metavar="NEW_VERSION", help="name of the new version")
+    p.add_argument("--out", metavar="NEW_VERSION", help="name of the new version (required "
+                   "but with --plan)")
     p.add_argument("--db", metavar="URL", help=DB_HELP)
     p.add_argument("--labels", metavar="FILE", help="labels (CSV/JSONL, the import format) "
                    "instead of the ledger's operator labels")
@@ -616,7 +633,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    "--seed): versions trained with one split seed and several --seed values "
                    "share their train, validation, calibration and test parts")
     p.add_argument("--epochs", type=int, default=8)
-    p.add_argument("--lr", type=float, default=2e-3)
+    p.add_argument("--lr", type=float, default=None, help="learning rate (default: 2e-3 for "
+                   "models under 1 B parameters; at 1 B and more 2e-4 with LoRA, 2e-5 without)")
     p.add_argument("--batch", type=int, default=8, help="questions per optimizer step")
     p.add_argument("--patience", type=int, default=2,
                    help="epochs without a better validation loss before stopping")
@@ -630,6 +648,13 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="LoRA adapters (peft, the `train` extra) instead of full fine-tuning; "
                    "default: on for models on CUDA")
     p.add_argument("--lora-rank", type=int, default=8)
+    p.add_argument("--gradient-checkpointing", action=argparse.BooleanOptionalAction,
+                   default=None, help="recompute each layer's activations in the backward pass "
+                   "instead of keeping them; default: on for models on CUDA")
+    p.add_argument("--plan", action="store_true", help="print each model's estimated peak "
+                   "training memory and whether it fits its device, then stop (no ledger read)")
+    p.add_argument("--device-memory-gib", type=float, metavar="GIB", help="plan for a device "
+                   "of this much memory (default: each model's device: the GPU's, or the RAM)")
     p.add_argument("--blank-images", type=float, default=0.0, metavar="P",
                    help="show each training question black frames with probability P, so "
                    "the models learn to read the question's text too (default 0)")

@@ -14,7 +14,7 @@ kinds and settings, prompts, frames, sampling, vote rule). The ledger's labelled
 split again as the members were (checked against their test seed groups); the calibration
 part fits the new version's per-model and ensemble maps afresh, on the mean answers, and
 the validation part gives its record's metrics, as ``rcjudge train`` does (through
-transformers, also for members served by vLLM: ``training_specs``). No weights are
+the serving backend where it loads, else transformers: ``train.answer_specs``). No weights are
 written: the new version names the members' checkpoint folders.
 """
 
@@ -32,9 +32,12 @@ from judge.learn.calibrate import confidence_report, fit_version, version_path, 
 from judge.learn.train import (
     TrainConfig,
     TrainError,
+    answer_specs,
+    answers_dataset,
+    free,
     labelled_runs,
     prepare_parts,
-    raw_dataset,
+    raw_answers,
     split_runs,
     training_specs,
 )
@@ -158,16 +161,20 @@ def average_versions(ledger: Ledger, versions: Sequence[JudgeVersion], new_name:
     examples, skipped = prepare_parts(parts, ("calibration", "validation"), versions[0],
                                       progress)
     mean = averaged(versions, new_name)
-    backends = [create_backend(spec) for spec in training_specs(mean)]  # as train fitted them
-    for b in backends:
-        b.load()
-    try:
-        calibrated = fit_version(mean, raw_dataset(backends, examples["calibration"], mean))
-        val_metrics = confidence_report(calibrated,
-                                        raw_dataset(backends, examples["validation"], mean))
-    finally:
-        for b in backends:
-            b.close()
+    answers: dict[str, list] = {"calibration": [], "validation": []}
+    specs, serving = answer_specs(mean, "--versions")
+    for spec in specs:  # as train reads them; one model resident at a time
+        backend = create_backend(spec)
+        backend.load()
+        try:
+            for part, got in answers.items():
+                got.append(raw_answers(backend, examples[part], mean))
+        finally:
+            free(backend)
+    calibrated = fit_version(mean, answers_dataset(answers["calibration"],
+                                                   examples["calibration"]))
+    val_metrics = confidence_report(calibrated, answers_dataset(answers["validation"],
+                                                                examples["validation"]))
     used_file = Path(record.used_runs.replace("{models_dir}", str(models_dir())))
     weights_root.mkdir(parents=True)
     (weights_root / "used_runs.json").write_bytes(used_file.read_bytes())
@@ -177,7 +184,8 @@ def average_versions(ledger: Ledger, versions: Sequence[JudgeVersion], new_name:
                     for q in ("attempt", "success") for k in ("accuracy", "ece")
                     if val_metrics[q][k] is not None},
         "members": [v.name for v in versions], "seed": split_seed(record),
-        "options": {**record.options, "split_seed": split_seed(record)},
+        "options": {**record.options, "split_seed": split_seed(record),
+                    "calibrated_with_serving_backend": serving},
         "fingerprint": fingerprint(calibrated, load_taxonomy()).digest})
     new = calibrated.model_copy(update={
         "description": f"the mean of {', '.join(v.name for v in versions)} (rcjudge average; "

@@ -16,6 +16,13 @@ merged back before saving — on the cross-entropy of the answer tokens' next-to
 the very numbers the judge reads (``TransformersBackend.choice_logits``) — with its own
 seed and data order, so their errors stay diverse. Early stopping on the validation part.
 
+Memory (docs/train.md): the models are trained one at a time — each trained, its raw P(yes)
+on the calibration and validation parts read (through the serving backend where it loads
+here, else transformers: ``answer_specs``), saved and freed before the next loads; one
+question's graph at a time (``accumulate``); gradient checkpointing on CUDA; the best epoch
+kept as a CPU copy of the trainable parameters; ``judge.learn.memory`` refuses a model whose
+estimated peak exceeds its device before any run is prepared.
+
 Split by seed group (runs of one task sharing a ``seed`` attribution) — never by frame
 or by run of one rollout: a deterministic hash of the group and the split seed (``--split-seed``,
 by default ``--seed``) assigns it to ``test``
@@ -33,6 +40,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shutil
 import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
@@ -58,6 +66,20 @@ from judge.learn.calibrate import (
     version_path,
     write_version,
 )
+from judge.learn.step import (  # noqa: F401  (some re-exported)
+    CLIP_NORM,
+    TrainError,
+    _loss,
+    accumulate,
+    add_lora,
+    default_lr,
+    enable_checkpointing,
+    lora_targets,
+    mean_loss,
+    merge_lora,
+    restore,
+    snapshot,
+)
 from judge.ledgers.labels import read_labels
 from judge.ledgers.records import Label
 from judge.ledgers.store import Ledger
@@ -68,10 +90,6 @@ from rcjudge.progress import Progress
 PARTS = ("train", "validation", "calibration", "test")
 
 
-class TrainError(JudgeError, ValueError):
-    """Nothing to train on, a part of the split left empty, or a backend that cannot train."""
-
-
 @dataclass(frozen=True)
 class TrainConfig:
     """Knobs of ``rcjudge train`` (the CLI's flags)."""
@@ -80,7 +98,7 @@ class TrainConfig:
     split_seed: int | None = None  # the split's own seed (None: ``seed``): members of one split
     epochs: int = 8
     patience: int = 2
-    lr: float = 2e-3
+    lr: float | None = None  # None: by the model's size and method (:func:`default_lr`)
     warmup_steps: int = 0  # linear learning-rate warm-up (models trained from scratch need it)
     batch: int = 8
     test_fraction: float = 0.2
@@ -90,6 +108,7 @@ class TrainConfig:
     max_steps: int | None = None  # a cap on optimizer steps per model (CI's small run)
     lora: bool | None = None  # LoRA adapters (peft) instead of full fine-tuning; None: on CUDA
     lora_rank: int = 8
+    gradient_checkpointing: bool | None = None  # recompute activations in backward; None: CUDA
     blank_images: float = 0.0  # P(a training question is shown blank frames): modality dropout
     travel_jitter: float = 0.0  # each training question's arm travel times [1/(1+J), 1+J]
     blank_text: float = 0.0  # P(a question shown its images is asked without {sensors} {motion})
@@ -195,23 +214,6 @@ def questions(ex: Example, version: JudgeVersion,
     return out
 
 
-def _loss(backend, batch: Sequence[tuple[ScoreRequest, int]]):
-    import torch
-
-    logits = [backend.choice_logits(req) for req, _ in batch]
-    return sum(torch.nn.functional.cross_entropy(lg[None], torch.tensor([t]))
-               for lg, (_, t) in zip(logits, batch, strict=True)) / len(batch)
-
-
-def mean_loss(backend, data: Sequence[tuple[ScoreRequest, int]]) -> float:
-    import torch
-
-    if not data:
-        return float("nan")
-    with torch.inference_mode():
-        return float(sum(float(_loss(backend, [d])) for d in data) / len(data))
-
-
 def blanked(batch: Sequence[tuple[ScoreRequest, int]], p: float,
             rng: np.random.Generator) -> list[tuple[ScoreRequest, int]]:
     """Each question, with probability ``p``, shown black frames instead of its own (modality
@@ -252,50 +254,6 @@ def jittered(batch: Sequence[tuple[ScoreRequest, int]], j: float,
             for (req, t), f in zip(batch, factors, strict=True)]
 
 
-#: Gradients are clipped to this global norm (one bad batch cannot undo an epoch).
-CLIP_NORM = 1.0
-
-#: Attention projections of the text and vision transformers, the modules LoRA adapts, by
-#: name; Qwen2.5-VL's vision tower fuses q, k and v into ``qkv`` and names its output ``proj``,
-#: which counts inside an attention module (``ATTENTION``) only.
-LORA_TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj", "out_proj", "qkv")
-ATTENTION = ("attn", "attention", "self_attn")
-
-
-def lora_targets(model) -> list[str]:
-    """The full names of ``model``'s linear attention projections (:data:`LORA_TARGETS`)."""
-    import torch
-
-    names = []
-    for name, module in model.named_modules():
-        parent, _, leaf = name.rpartition(".")
-        fused = leaf == "proj" and parent.rpartition(".")[2] in ATTENTION
-        if isinstance(module, torch.nn.Linear) and (leaf in LORA_TARGETS or fused):
-            names.append(name)
-    return names
-
-
-def add_lora(backend, rank: int, seed: int) -> None:
-    """Wrap the backend's model with LoRA adapters (peft) on every attention projection of
-    its text and vision towers (:func:`lora_targets`); only the adapters train."""
-    import torch
-
-    try:
-        from peft import LoraConfig, get_peft_model
-    except ImportError:
-        raise TrainError("--lora needs peft: pip install -e '.[train]'") from None
-    torch.manual_seed(seed)
-    config = LoraConfig(r=rank, lora_alpha=2 * rank, lora_dropout=0.0,
-                        target_modules=lora_targets(backend.model))
-    backend.model = get_peft_model(backend.model, config)
-
-
-def merge_lora(backend) -> None:
-    """Fold the adapters into the weights: the checkpoint stays a plain model of its kind."""
-    if hasattr(backend.model, "merge_and_unload"):
-        backend.model = backend.model.merge_and_unload()
-
-
 #: Backends whose checkpoints ``rcjudge train`` can load through transformers and fine-tune.
 TRAINABLE = ("transformers", "vllm")
 
@@ -319,6 +277,28 @@ def training_specs(parent: JudgeVersion, flag: str = "--from") -> list:
     return specs
 
 
+def serving_importable(backend: str) -> bool:
+    """Whether the backend that serves a model can be loaded here (vLLM: when it imports)."""
+    import importlib.util
+
+    return backend == "transformers" or importlib.util.find_spec(backend) is not None
+
+
+def answer_specs(version: JudgeVersion, flag: str = "--from") -> tuple[list, bool]:
+    """The specs the calibration maps' raw answers are read through, and whether they are the
+    serving ones: each model as it is served where every serving backend loads here (vLLM
+    where it imports), else as it trains (:func:`training_specs`: transformers, which
+    vLLM matches within 1e-3 on the tiny models, ``tests/vllm``).
+
+    Raises:
+        TrainError: a model served by a backend without weights (``fake``).
+    """
+    specs = training_specs(version, flag)
+    if all(serving_importable(m.backend) for m in version.models):
+        return [m.spec() for m in version.models], True
+    return specs, False
+
+
 def train_model(backend, train: list, val: list, seed: int, cfg: TrainConfig,
                 meter: Progress, textless: list | None = None) -> dict:
     """Fit one loaded transformers backend in place; keep the weights of the best epoch.
@@ -327,20 +307,26 @@ def train_model(backend, train: list, val: list, seed: int, cfg: TrainConfig,
     and ``{motion}`` lines (what ``cfg.blank_text`` draws from)."""
     import torch
 
-    lora = cfg.lora if cfg.lora is not None else backend.spec.device.startswith("cuda")
+    cuda = backend.spec.device.startswith("cuda")
+    lora = cfg.lora if cfg.lora is not None else cuda
+    checkpointing = (cfg.gradient_checkpointing if cfg.gradient_checkpointing is not None
+                     else cuda)
+    size = sum(p.numel() for p in backend.model.parameters())
+    lr = cfg.lr if cfg.lr is not None else default_lr(size, lora)
+    if checkpointing:
+        enable_checkpointing(backend)
     if lora:
         add_lora(backend, cfg.lora_rank, seed)
     trainable = sum(p.numel() for p in backend.model.parameters() if p.requires_grad)
-    total = sum(p.numel() for p in backend.model.parameters())
+    total = sum(p.numel() for p in backend.model.parameters())  # adapters included
     torch.manual_seed(seed)
     rng = np.random.default_rng(seed)
     model = backend.model
     params = [p for p in model.parameters() if p.requires_grad]
-    opt = torch.optim.AdamW(params, lr=cfg.lr, weight_decay=0.0)
+    opt = torch.optim.AdamW(params, lr=lr, weight_decay=0.0)
     warm = torch.optim.lr_scheduler.LambdaLR(
         opt, lambda s: min(1.0, (s + 1) / cfg.warmup_steps) if cfg.warmup_steps else 1.0)
-    best = {"val_loss": mean_loss(backend, val), "epoch": 0,
-            "state": {k: v.detach().clone() for k, v in model.state_dict().items()}}
+    best = {"val_loss": mean_loss(backend, val), "epoch": 0, "state": snapshot(model)}
     history, steps, stale = [], 0, 0
     blank_rng = np.random.default_rng([seed, 1])  # its own stream: data order stays the same
     jitter_rng = np.random.default_rng([seed, 2])
@@ -356,13 +342,11 @@ def train_model(backend, train: list, val: list, seed: int, cfg: TrainConfig,
             if textless is not None:
                 shown = text_hidden(shown, batch, [textless[j] for j in idx], cfg.blank_text,
                                     text_rng)
-            loss = _loss(backend, shown)
             opt.zero_grad()
-            loss.backward()
+            losses.append(accumulate(backend, shown))
             torch.nn.utils.clip_grad_norm_(params, CLIP_NORM)
             opt.step()
             warm.step()
-            losses.append(float(loss.detach()))
             steps += 1
             meter.step(note=f"epoch {epoch} loss {np.mean(losses):.3f}")
             if cfg.max_steps is not None and steps >= cfg.max_steps:
@@ -372,45 +356,73 @@ def train_model(backend, train: list, val: list, seed: int, cfg: TrainConfig,
         history.append({"epoch": epoch, "train_loss": round(float(np.mean(losses)), 5),
                         "val_loss": round(val_loss, 5)})
         if val_loss < best["val_loss"]:
-            best = {"val_loss": val_loss, "epoch": epoch,
-                    "state": {k: v.detach().clone() for k, v in model.state_dict().items()}}
+            best = {"val_loss": val_loss, "epoch": epoch, "state": snapshot(model)}
             stale = 0
         else:
             stale += 1
         if stale >= cfg.patience or (cfg.max_steps is not None and steps >= cfg.max_steps):
             break
-    model.load_state_dict(best["state"])
+    restore(model, best["state"])
     if lora:
         merge_lora(backend)
     return {"best_epoch": best["epoch"], "best_val_loss": round(best["val_loss"], 5),
-            "steps": steps, "lora": lora, "blank_images": cfg.blank_images,
+            "steps": steps, "lora": lora, "lr": lr, "gradient_checkpointing": checkpointing,
+            "blank_images": cfg.blank_images,
             "travel_jitter": cfg.travel_jitter, "blank_text": cfg.blank_text,
             "trainable_parameters": trainable,
             "parameters": total, "history": history}
 
 
-def raw_dataset(backends: Sequence, examples: Sequence[Example],
-                 version: JudgeVersion) -> Dataset:
-    """Raw P(yes) of each model on each run's attempt and success question, with labels."""
-    pa, ps = [], []
+def raw_answers(backend, examples: Sequence[Example], version: JudgeVersion) -> np.ndarray:
+    """One model's raw P(yes) on each run's attempt and success question: (n, 2)."""
+    rows = []
     for ex in examples:
         reqs = yes_no_requests(ex.frames, ex.instruction, version, ex.sensors, ex.motion)
-        answers = [b.score(reqs) for b in backends]
-        pa.append([float(a[0][0]) for a in answers])
-        ps.append([float(a[1][0]) for a in answers])
+        rows.append([float(a[0]) for a in backend.score(reqs)])
+    return np.array(rows, float).reshape(-1, 2)
+
+
+def answers_dataset(answers: Sequence[np.ndarray], examples: Sequence[Example]) -> Dataset:
+    """The calibration data of ``examples`` from each model's :func:`raw_answers`."""
+    pa = np.stack([a[:, 0] for a in answers], axis=1) if answers else np.zeros((0, 0))
+    ps = np.stack([a[:, 1] for a in answers], axis=1) if answers else np.zeros((0, 0))
     return Dataset(task=np.array([ex.task_id for ex in examples]),
-                   p_attempt=np.array(pa, float).reshape(-1, 3),
-                   p_success=np.array(ps, float).reshape(-1, 3),
+                   p_attempt=pa.reshape(-1, 3), p_success=ps.reshape(-1, 3),
                    attempt=np.array([ex.label.attempt for ex in examples], float),
                    success=np.array([ex.label.success for ex in examples], float))
 
 
-def training_options(cfg: TrainConfig, lora: bool | None) -> dict:
+def raw_dataset(backends: Sequence, examples: Sequence[Example],
+                version: JudgeVersion) -> Dataset:
+    """Raw P(yes) of each model on each run's attempt and success question, with labels."""
+    return answers_dataset([raw_answers(b, examples, version) for b in backends], examples)
+
+
+def free(backend) -> None:
+    """Close a backend and hand its memory back (the GPU's cache too) before the next loads."""
+    import gc
+
+    device = backend.spec.device
+    backend.close()
+    gc.collect()
+    if device.startswith("cuda"):
+        import torch
+
+        torch.cuda.empty_cache()
+
+
+def training_options(cfg: TrainConfig, model_reports: dict[str, dict]) -> dict:
     """The options a version was trained with, for its ``training`` record: every knob of
-    ``cfg`` but the seed and the held-out tasks (recorded on their own), ``lora`` as used
-    (None where its models differed)."""
+    ``cfg`` but the seed and the held-out tasks (recorded on their own); ``lora``,
+    ``gradient_checkpointing`` and ``lr`` as used (each model's ``train_model`` report).
+    Where the models differ: None, and an lr differing by model as ``lr:<model>`` too."""
     options = {k: v for k, v in asdict(cfg).items() if k not in ("seed", "hold_out_tasks")}
-    return {**options, "lora": lora}
+    for key in ("lora", "gradient_checkpointing", "lr"):
+        used = {m[key] for m in model_reports.values()}
+        options[key] = used.pop() if len(used) == 1 else None
+    if options["lr"] is None:
+        options.update({f"lr:{name}": m["lr"] for name, m in model_reports.items()})
+    return options
 
 
 def data_sha256(examples: Sequence[Example]) -> str:
@@ -422,12 +434,18 @@ def data_sha256(examples: Sequence[Example]) -> str:
 
 def train_version(ledger: Ledger, parent: JudgeVersion, new_name: str,
                   cfg: TrainConfig = TrainConfig(), labels_file: str | None = None,
-                  config_out: str | None = None, progress: bool = True) -> tuple[Path, dict]:
+                  config_out: str | None = None, progress: bool = True,
+                  device_memory_bytes: int | None = None) -> tuple[Path, dict]:
     """Train ``new_name`` from ``parent``; write its weights and config; return (config, report).
 
+    ``device_memory_bytes``: the memory each model's estimated training peak must fit
+    (``judge.learn.memory``; default: its device's).
+
     Raises:
-        TrainError / CalibrationError: nothing to train on, an empty part, the name taken.
+        TrainError / CalibrationError: nothing to train on, an empty part, the name taken,
+            a model whose training would not fit its device's memory.
     """
+    from judge.learn.memory import check_plan, training_memory_plan
     from models.registry import create_backend
 
     if not 0.0 <= cfg.blank_images < 1.0:
@@ -449,6 +467,9 @@ def train_version(ledger: Ledger, parent: JudgeVersion, new_name: str,
         raise TrainError(f"--from {parent.name}: its models average several checkpoints{of}; "
                          "train from a version with one checkpoint a model")
     specs = training_specs(parent)
+    _, serving = answer_specs(parent)
+    memory_plan = training_memory_plan(parent, cfg, device_memory_bytes)
+    check_plan(memory_plan)  # before any run is prepared
     taxonomy = load_taxonomy()
     t0 = time.perf_counter()
     pairs = labelled_runs(ledger, parent.name, labels_file)
@@ -468,35 +489,53 @@ def train_version(ledger: Ledger, parent: JudgeVersion, new_name: str,
     textless = ([q for ex in examples["train"]
                  for q in questions(replace(ex, sensors="", motion=""), parent, taxonomy)]
                 if cfg.blank_text > 0 else None)
-    backends, model_reports = [], {}
+    # one model at a time: trained, its raw answers on the calibration and validation parts
+    # read, saved and freed before the next loads (never two resident together)
+    answers: dict[str, list[np.ndarray]] = {"calibration": [], "validation": []}
+    model_reports = {}
+    staging = weights_root.with_name(f".{new_name}.partial")  # renamed once all are saved
+    if staging.exists():
+        shutil.rmtree(staging)
     t1 = time.perf_counter()
     for i, (entry, spec) in enumerate(zip(parent.models, specs, strict=True)):
         backend = create_backend(spec)
         backend.load()
-        steps = cfg.epochs * -(-len(qs["train"]) // cfg.batch)
-        meter = Progress(min(steps, cfg.max_steps or steps), progress, f"train {entry.name}")
-        model_reports[entry.name] = train_model(backend, qs["train"], qs["validation"],
-                                                cfg.seed * 100 + i, cfg, meter, textless)
-        meter.close()
-        backends.append(backend)
+        try:
+            steps = cfg.epochs * -(-len(qs["train"]) // cfg.batch)
+            meter = Progress(min(steps, cfg.max_steps or steps), progress, f"train {entry.name}")
+            model_reports[entry.name] = train_model(backend, qs["train"], qs["validation"],
+                                                    cfg.seed * 100 + i, cfg, meter, textless)
+            meter.close()
+            if not serving or entry.backend == "transformers":  # read through this one
+                for part, got in answers.items():
+                    got.append(raw_answers(backend, examples[part], parent))
+            backend.save(staging / entry.name)
+        finally:
+            free(backend)
+        if serving and entry.backend != "transformers":  # through vLLM, as it will serve
+            served = create_backend(replace(entry.spec(), path=str(staging / entry.name)))
+            served.load()
+            try:
+                for part, got in answers.items():
+                    got.append(raw_answers(served, examples[part], parent))
+            finally:
+                free(served)
     train_s = time.perf_counter() - t1
+    staging.rename(weights_root)
 
-    models = []
-    for entry, backend in zip(parent.models, backends, strict=True):
-        backend.save(weights_root / entry.name)
-        models.append(entry.model_copy(update={"path": f"{{models_dir}}/{new_name}/{entry.name}"}))
-    trained = parent.model_copy(update={"name": new_name, "models": tuple(models)})
-    calibrated = fit_version(trained, raw_dataset(backends, examples["calibration"], trained))
-    val_metrics = confidence_report(calibrated,
-                                    raw_dataset(backends, examples["validation"], trained))
-    for b in backends:
-        b.close()
+    models = tuple(entry.model_copy(update={"path": f"{{models_dir}}/{new_name}/{entry.name}"})
+                   for entry in parent.models)
+    trained = parent.model_copy(update={"name": new_name, "models": models})
+    calibrated = fit_version(trained, answers_dataset(answers["calibration"],
+                                                      examples["calibration"]))
+    val_metrics = confidence_report(calibrated, answers_dataset(answers["validation"],
+                                                                examples["validation"]))
 
     used = sorted(e.bundle_hash for part in examples.values() for e in part)
     (weights_root / "used_runs.json").write_text(json.dumps(used, indent=0) + "\n")
     all_used = [e for part in examples.values() for e in part]
-    lora_used = {m["lora"] for m in model_reports.values()}
-    options = training_options(cfg, lora_used.pop() if len(lora_used) == 1 else None)
+    options = {**training_options(cfg, model_reports),
+               "calibrated_with_serving_backend": serving}
     record = Training(
         parent=parent.name, data_sha256=data_sha256(all_used), runs=len(all_used),
         seed=cfg.seed, options=options,
@@ -517,6 +556,7 @@ def train_version(ledger: Ledger, parent: JudgeVersion, new_name: str,
               "weights": str(weights_root), "split": record.split,
               "questions": {p: len(q) for p, q in qs.items()},
               "skipped": skipped, "models": model_reports, "validation": val_metrics,
+              "memory_plan": memory_plan,
               "fingerprint": record.fingerprint, "data_sha256": record.data_sha256,
               "seconds": {"prepare": round(prepare_s, 1), "train": round(train_s, 1),
                           "total": round(time.perf_counter() - t0, 1)}}

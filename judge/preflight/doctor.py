@@ -50,6 +50,7 @@ CHECKS: list[Check] = [
     Check("processors", model_rows.processor_rows),
     Check("prompt tokens", model_rows.prompt_token_rows),
     Check("gpu plan", plan_rows.gpu_plan_rows, commands=BATCH),
+    Check("train memory", plan_rows.train_memory_rows, commands=frozenset({"doctor"})),
     Check("answer mass", plan_rows.answer_mass_rows, cheap=False),
 ]
 

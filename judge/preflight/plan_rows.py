@@ -64,3 +64,31 @@ def answer_mass_rows(ctx: Context) -> list[Row]:
                         f"{mass:.4f} of the raw next-token probability on the answer tokens "
                         f"({'>=' if ok else '<'} min_answer_mass {m.min_answer_mass:g})"))
     return rows
+
+
+def train_memory_rows(ctx: Context) -> list[Row]:
+    """Per model, ``rcjudge train``'s estimated peak memory at its default settings against
+    the device's (``judge.learn.memory.training_memory_plan``; ``train`` itself refuses an
+    over-budget plan with the same estimate before any run is prepared)."""
+    from judge.learn.memory import training_memory_plan
+    from judge.learn.train import TrainConfig, TrainError
+
+    if ctx.version.training is not None and any(m.members for m in ctx.version.models):
+        return [Row("train memory", "ok", "not planned: its models average checkpoints")]
+    if any(m.backend == "fake" for m in ctx.version.models):
+        return [Row("train memory", "ok", "not planned: the fake backend has no weights")]
+    if any(m.path and m.name not in ctx.folders for m in ctx.version.models):
+        return [Row("train memory", "warn", "not planned: a model folder is missing")]
+    try:
+        plan = training_memory_plan(ctx.version, TrainConfig())
+    except TrainError as exc:
+        return [Row("train memory", "fail", str(exc))]
+    return [Row(f"train memory {r['model']}", "ok" if r["fits"] else "fail",
+                f"peak {_size(r['peak'])} of {_size(r['device_memory'])} on "
+                f"{r['device']} ({'LoRA' if r['lora'] else 'full'}, lr {r['lr']:g}, "
+                f"{r['prompt_tokens']:,} prompt tokens)") for r in plan]
+
+
+def _size(n: int) -> str:
+    """Bytes as GiB from 1 GiB up, else MiB."""
+    return f"{n / 2**30:.2f} GiB" if n >= 2**30 else f"{n / 2**20:.1f} MiB"

@@ -45,6 +45,7 @@ def test_doctor_on_tiny_is_green_but_for_no_gpu(tiny_models, capsys):
     assert all(status.pop(n) in {"ok", "warn"} for n in hooks)
     assert status == {"driver/CUDA": "ok", "torch": "ok", "transformers": "ok", "vllm": "ok",
                       "gpu plan": "ok",  # every model on cpu
+                      **{f"train memory {m}-tiny": "ok" for m in ("gemma3", "idefics3", "llava")},
                       **{f"model {m}-tiny": "ok" for m in ("gemma3", "idefics3", "llava")},
                       **{f"processor {m}-tiny": "ok" for m in ("gemma3", "idefics3", "llava")}}
     detail = {r["name"]: r["detail"] for r in out["rows"]}

@@ -51,8 +51,9 @@ def test_train_writes_a_version_with_its_record_and_never_overwrites(ledger_url,
                              "warmup_steps": 0,
                              "batch": 4, "test_fraction": 0.25, "val_fraction": 0.2,
                              "calib_fraction": 0.2, "max_steps": 2, "lora": False,
-                             "lora_rank": 8, "blank_images": 0.0, "travel_jitter": 0.0,
-                             "blank_text": 0.0}
+                             "lora_rank": 8, "gradient_checkpointing": False,
+                             "blank_images": 0.0, "travel_jitter": 0.0, "blank_text": 0.0,
+                             "calibrated_with_serving_backend": True}
         assert sum(t.split.values()) == 24 and t.runs == 24 - t.split["test"]
         assert t.split == report["split"] and min(t.split.values()) >= 1
         used = json.loads((tiny_models.parent / "tiny-t1" / "used_runs.json").read_text())
@@ -162,6 +163,8 @@ def test_a_version_served_by_vllm_trains_its_checkpoints_through_transformers(
     assert [(m.name, m.backend, m.path) for m in new.models] == [
         (m.name, "vllm", f"{{models_dir}}/tiny-sv/{m.name}") for m in tiny.models]
     assert new.training.parent == "tiny"
+    # no vLLM here: its maps were fitted on transformers' answers, and the record says so
+    assert new.training.options["calibrated_with_serving_backend"] is False
     assert report["models"] == ref["models"] and report["split"] == ref["split"]
     assert report["validation"] == ref["validation"]  # the calibration maps' inputs too
     for m in tiny.models:
@@ -322,3 +325,42 @@ def test_a_training_knob_out_of_range_is_refused_before_anything_is_written(
                  str(config), flag, value]) == 2
     assert capsys.readouterr().err.strip() == f"rcjudge: error: {why}"
     assert not config.exists() and not (models_dir() / name).exists()
+
+
+def test_each_model_is_trained_read_saved_and_freed_before_the_next_loads(ledger_url, tmp_path,
+                                                                          monkeypatch):
+    # at real size the three models (~43 GB of weights) never fit beside each other's
+    # training state: each is trained, read on the calibration and validation parts, saved
+    # and closed before the next one is loaded
+    import models.registry
+
+    real, events, resident = models.registry.create_backend, [], set()
+
+    def spied(spec):
+        backend = real(spec)
+        load, close, save = backend.load, backend.close, backend.save
+
+        def loaded():
+            load()
+            resident.add(spec.name)
+            events.append(("load", spec.name, len(resident)))
+
+        def saved(path):
+            save(path)
+            events.append(("save", spec.name, len(resident)))
+
+        def closed():
+            close()
+            resident.discard(spec.name)
+            events.append(("close", spec.name, len(resident)))
+
+        backend.load, backend.save, backend.close = loaded, saved, closed
+        return backend
+
+    monkeypatch.setattr(models.registry, "create_backend", spied)
+    with Ledger.open(ledger_url) as ledger:
+        path, _ = train_version(ledger, load_judge_version("tiny"), "tiny-one", SMALL,
+                                config_out=str(tmp_path / "tiny-one.yaml"), progress=False)
+    assert events == [(what, name, n) for name in ("gemma3-tiny", "idefics3-tiny", "llava-tiny")
+                      for what, n in (("load", 1), ("save", 1), ("close", 0))]
+    assert load_judge_version(str(path)).training.metrics  # validation read from the saved three

@@ -425,12 +425,11 @@ def _cmd_models_list(args: argparse.Namespace) -> int:
 
 
 def _cmd_judges_list(args: argparse.Namespace) -> int:
-    from judge.config import configs_dir
-    from judge.ensemble.version import load_judge_version
+    from judge.ensemble.version import load_judge_version, version_names
 
     rows = []
-    for path in sorted((configs_dir() / "judges").glob("*.yaml")):
-        v = load_judge_version(path.stem)
+    for name in version_names():
+        v = load_judge_version(name)
         rows.append({"name": v.name, "description": v.description,
                      "models": [f"{m.name} ({m.backend})" for m in v.models]})
     _emit(rows, args.json, lambda rs: "\n".join(
@@ -583,7 +582,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--judge", required=True, metavar="VERSION")
     p.add_argument("--out", required=True, metavar="NEW_VERSION", help="name of the new version")
     p.add_argument("--config", metavar="FILE", help="where to write it (default "
-                   "configs/judges/NEW_VERSION.yaml)")
+                   "$RCJUDGE_HOME/judges/NEW_VERSION.yaml, found by name)")
     p.add_argument("--holdout", type=float, default=0.3, help="share of tasks held out")
     p.add_argument("--db", metavar="URL", help=DB_HELP)
     p.add_argument("--json", action="store_true")
@@ -597,7 +596,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--labels", metavar="FILE", help="labels (CSV/JSONL, the import format) "
                    "instead of the ledger's operator labels")
     p.add_argument("--config", metavar="FILE", help="where to write the version (default "
-                   "configs/judges/NEW_VERSION.yaml)")
+                   "$RCJUDGE_HOME/judges/NEW_VERSION.yaml, found by name)")
     p.add_argument("--seed", type=int, default=0,
                    help="the models' initial weights and data order, and the split's seed")
     p.add_argument("--split-seed", type=int, metavar="S", help="the split's own seed (default: "
@@ -642,7 +641,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--labels", metavar="FILE", help="the label file they were trained from, "
                    "if not the ledger's operator labels")
     p.add_argument("--config", metavar="FILE", help="where to write the version (default "
-                   "configs/judges/NEW_VERSION.yaml)")
+                   "$RCJUDGE_HOME/judges/NEW_VERSION.yaml, found by name)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=_cmd_average)
 
@@ -685,7 +684,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     judges = sub.add_parser("judges", help="judge versions and their fingerprints").add_subparsers(
         dest="judges_command", required=True, metavar="COMMAND")
-    p = judges.add_parser("list", help="the judge versions under configs/judges/")
+    p = judges.add_parser("list", help="the judge versions under configs/judges/ and "
+                          "$RCJUDGE_HOME/judges/")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=_cmd_judges_list)
     p = judges.add_parser("show", help="a version's fingerprint and its parts (and, with --db, "

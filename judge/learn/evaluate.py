@@ -28,9 +28,8 @@ from typing import Any
 
 import numpy as np
 
-from judge.config import configs_dir
 from judge.ensemble.judgment import Judgment
-from judge.ensemble.version import Training, load_judge_version
+from judge.ensemble.version import Training, load_judge_version, version_dirs, version_file
 from judge.learn.metrics import (
     binary_counts,
     bootstrap_interval,
@@ -104,8 +103,9 @@ def read_used_runs(path: Path, version: str) -> frozenset[str]:
 
 
 def load_candidate(spec: str, known: list[str]) -> Candidate:
-    """The version ``spec`` (a name under ``configs/judges/`` or a YAML file), checked against
-    ``known``, the versions the ledger has judgments of; with its used runs read.
+    """The version ``spec`` (a name under ``configs/judges/`` or ``$RCJUDGE_HOME/judges/``, or
+    a YAML file), checked against ``known``, the versions the ledger has judgments of; with
+    its used runs read.
 
     A relative ``used_runs`` path is taken from the version file's folder.
 
@@ -122,11 +122,13 @@ def load_candidate(spec: str, known: list[str]) -> Candidate:
     if path.suffix not in (".yaml", ".yml"):
         if spec not in known:
             raise unknown(spec)
-        path = configs_dir() / "judges" / f"{spec}.yaml"
-        if not path.is_file():
-            raise EvalError(f"judge version {spec!r}: no version file {path}; eval reads its "
+        found = version_file(spec)
+        if found is None:
+            where = " or ".join(str(d / f"{spec}.yaml") for d in version_dirs())
+            raise EvalError(f"judge version {spec!r}: no version file {where}; eval reads its "
                             "training block to leave out the runs it trained on: pass the "
                             "version's YAML file to --judge / --compare")
+        path = found
     version = load_judge_version(str(path))
     if version.name not in known:
         raise unknown(version.name)

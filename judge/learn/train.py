@@ -24,9 +24,10 @@ by default ``--seed``) assigns it to ``test``
 the new version's per-model and ensemble maps (``judge.learn.calibrate``).
 
 Writes the weights under ``{models_dir}/<NEW>/<model>`` (never committed), the list of
-every run used (``used_runs.json``), and ``configs/judges/<NEW>.yaml`` with its
-``training`` record: parent, data hash and size, split, held-out sets, seed, the other
-options (epochs, lr, dropout, jitter, ...), validation metrics, fingerprint.
+every run used (``used_runs.json``), and ``$RCJUDGE_HOME/judges/<NEW>.yaml`` (or
+``--config``) with its ``training`` record: parent, data hash and size, split, held-out
+sets, seed, the other options (epochs, lr, dropout, jitter, ...), validation metrics,
+fingerprint.
 """
 
 from __future__ import annotations

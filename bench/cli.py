@@ -18,7 +18,7 @@ def _cmd_synth(args: argparse.Namespace) -> int:
 
     cfg = SynthConfig(seed=args.seed, duration_s=args.duration, width=args.width,
                       height=args.height, fps=args.fps)
-    paths = write_synthetic_set(args.out, n=args.n, config=cfg, progress=not args.json)
+    paths = write_synthetic_set(args.out, n=args.n, config=cfg, progress=True)
     print(json.dumps([str(p) for p in paths], indent=2) if args.json
           else "\n".join(str(p) for p in paths))
     return 0
@@ -38,7 +38,7 @@ def _cmd_sim(args: argparse.Namespace) -> int:
         fields["labels"] = LabelRules(near_band=args.near_band)
     cfg = make_config(**fields)
     paths, summary = write_sim_set(args.out, n=args.n, config=cfg, workers=args.workers,
-                                   progress=not args.json)
+                                   progress=True)
     if args.json:
         print(json.dumps({**summary, "bundles": [str(p) for p in paths]}, indent=2))
     else:

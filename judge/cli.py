@@ -43,7 +43,7 @@ def _cmd_bundle_create(args: argparse.Namespace) -> int:
     encode = EncodeOptions(keyframe_s=args.keyframe_s, crf=args.crf, preset=args.preset,
                            force=args.reencode)
     created = create_bundle(videos=videos, signals=args.signals, attribution=args.attribution,
-                            out=args.out, encode=encode, progress=not args.json,
+                            out=args.out, encode=encode, progress=True,
                             gripper=args.gripper)
 
     def text(d: dict) -> str:
@@ -89,7 +89,7 @@ def _cmd_import_lerobot(args: argparse.Namespace) -> int:
     rows = import_lerobot(args.dataset, args.out, args.mapping, args.episodes,
                           args.pad_cameras, EncodeOptions(keyframe_s=args.keyframe_s,
                                                           crf=args.crf),
-                          progress=not args.json)
+                          progress=True)
     _emit(rows, args.json, lambda rs: "\n".join(
         f"episode {r['episode_index']}: {r['bundle']} ({r['task_id']})" for r in rs))
     return 0
@@ -105,9 +105,9 @@ def _bundle_error(uri: str, exc: Exception, progress: bool) -> None:
 def _cmd_judge(args: argparse.Namespace) -> int:
     from judge.ensemble.judge import Judge, admit, prepare_admitted
     from judge.ensemble.version import load_judge_version
+    from rcjudge.progress import Progress
 
     version = load_judge_version(args.judge)
-    progress = not args.json and sys.stderr.isatty() and len(args.bundles) > 1
     admitted, failed = [], 0
     for uri in args.bundles:  # intake first: a bad bundle is refused before any model loads
         try:
@@ -118,21 +118,19 @@ def _cmd_judge(args: argparse.Namespace) -> int:
     results = []
     if admitted:
         judge = Judge(version)
+        meter = Progress(len(admitted), len(admitted) > 1, "judged")
         try:
-            for i, a in enumerate(admitted):
+            for a in admitted:
                 try:
                     j = judge.judge_prepared(prepare_admitted(a, version))
                     results.append(j.model_dump(mode="json"))
                 except RcjudgeError as exc:
-                    _bundle_error(a.bundle.uri, exc, progress)
+                    _bundle_error(a.bundle.uri, exc, meter.tty)
                     failed += 1
-                if progress:
-                    print(f"\rjudged {i + 1}/{len(admitted)}", end="", file=sys.stderr,
-                          flush=True)
+                meter.step()
         finally:
             judge.close()
-            if progress:
-                print(file=sys.stderr)
+            meter.close()
     if results or args.json:
         _emit(results, args.json, format_judgments)
     return 1 if failed else 0
@@ -201,7 +199,7 @@ def _cmd_batch(args: argparse.Namespace) -> int:
 
             OutcomeStore(ledger.engine).dataset(args.dataset)  # refused before judging
         summary = run_batch(uris, version, ledger, ray_address=args.ray_address,
-                            max_in_flight=args.max_in_flight, progress=not args.json,
+                            max_in_flight=args.max_in_flight, progress=True,
                             replicas=replicas, batch_size=batch_size)
         if args.dataset:
             summary_labels = _label_batch(ledger, args.dataset, uris, version.name)
@@ -255,7 +253,7 @@ def _cmd_rejudge(args: argparse.Namespace) -> int:
         summary, diff = rejudge(ledger, args.from_version, load_judge_version(args.to_version),
                                 task_id=args.task, source=args.source,
                                 ray_address=args.ray_address,
-                                progress=not args.json)
+                                progress=True)
     out = {"batch": summary.as_dict(), "diff": diff.as_dict()}
     _emit(out, args.json, lambda o: format_summary(o["batch"]) + "\n" + format_diff(
         args.from_version, args.to_version, o["diff"]))
@@ -333,7 +331,7 @@ def _cmd_train(args: argparse.Namespace) -> int:
     parent = load_judge_version(args.from_version)
     with Ledger.open(args.db) as ledger:
         _, report = train_version(ledger, parent, args.out, cfg, labels_file=args.labels,
-                                  config_out=args.config, progress=not args.json)
+                                  config_out=args.config, progress=True)
     _emit(report, args.json, format_training)
     return 0
 
@@ -364,7 +362,7 @@ def _cmd_average(args: argparse.Namespace) -> int:
     versions = [load_judge_version(v) for v in args.versions.split(",") if v]
     with Ledger.open(args.db) as ledger:
         _, report = average_versions(ledger, versions, args.out, labels_file=args.labels,
-                                     config_out=args.config, progress=not args.json)
+                                     config_out=args.config, progress=True)
     _emit(report, args.json, format_average)
     return 0
 
@@ -611,7 +609,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="optimizer steps over which the learning rate rises linearly to --lr")
     p.add_argument("--max-steps", type=int, help="cap on optimizer steps per model")
     p.add_argument("--test-fraction", type=float, default=0.2,
-                   help="share of seed groups never used, left for `rcjudge eval`")
+                   help="share of seed groups never used, left for `rcjudge eval` (default "
+                   "0.2; 0 when you hold your own test set: every labelled run is used)")
     p.add_argument("--hold-out-tasks", metavar="T1,T2", help="tasks never used")
     p.add_argument("--lora", action=argparse.BooleanOptionalAction, default=None,
                    help="LoRA adapters (peft, the `train` extra) instead of full fine-tuning; "

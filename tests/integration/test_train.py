@@ -322,3 +322,38 @@ def test_a_training_knob_out_of_range_is_refused_before_anything_is_written(
                  str(config), flag, value]) == 2
     assert capsys.readouterr().err.strip() == f"rcjudge: error: {why}"
     assert not config.exists() and not (models_dir() / name).exists()
+
+
+def test_train_json_says_what_it_used_and_shows_progress_on_stderr(ledger_url, tmp_path,
+                                                                   monkeypatch, capsys):
+    # a lab that keeps its own test set runs `train --json` under a log: stderr says how many
+    # labelled runs went to each part, how to keep the test part for training, and a progress
+    # line an interval (here 0 s: a line a step), while stdout stays the JSON report alone
+    import rcjudge.progress as progress_module
+
+    monkeypatch.setattr(progress_module, "LOG_EVERY_S", 0.0, raising=False)
+    def args(name: str) -> list[str]:
+        return ["train", "--from", "tiny", "--out", name, "--db", ledger_url, "--config",
+                str(tmp_path / f"{name}.yaml"), "--seed", "3", "--epochs", "1",
+                "--max-steps", "2", "--batch", "4", "--json"]
+
+    assert main(args("tiny-j1")) == 0
+    out, err = capsys.readouterr()
+    report = json.loads(out)
+    s = report["labelled"]
+    assert s["total"] == 24 and s["held_out_tasks"] == 0
+    assert s["train"] + s["validation"] + s["calibration"] + s["test"] == 24 and s["test"] > 0
+    lines = err.splitlines()
+    assert lines[0] == (
+        f"train: 24 labelled runs of tiny: train {s['train']} / validation {s['validation']} / "
+        f"calibration {s['calibration']} / test {s['test']} (--test-fraction 0.2: "
+        f"{s['test']} kept out of training for `rcjudge eval`; if you hold your own test set, "
+        "--test-fraction 0 trains on them too)")
+    assert any(ln.startswith("train gemma3-tiny 1/2 ") for ln in lines)
+    assert any(ln.startswith("prepare ") for ln in lines)
+
+    assert main([*args("tiny-j0"), "--test-fraction", "0"]) == 0
+    out, err = capsys.readouterr()
+    s0 = json.loads(out)["labelled"]
+    assert s0["test"] == 0 and s0["train"] + s0["validation"] + s0["calibration"] == 24
+    assert err.splitlines()[0].endswith("test 0 (--test-fraction 0: every labelled run used)")

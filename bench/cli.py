@@ -102,7 +102,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=_cmd_synth)
 
-    from bench.sim.perturb import KINDS
+    from bench.sim.names import KINDS
     from bench.sim.tasks import TASKS
 
     p = sub.add_parser("sim", help="physics rollouts (MuJoCo + Meta-World experts) as "

@@ -18,6 +18,11 @@ from judge.ledgers.cli import DB_HELP
 from rcjudge.errors import RcjudgeError
 
 
+#: ``models.tiny.PROFILES``' names, spelt out so parsing the arguments imports no model code
+#: (numpy); ``tests/unit/test_imports.py`` holds them equal.
+TINY_PROFILES = ("plumbing", "vision", "vision-224")
+
+
 def _emit(obj: Any, as_json: bool, text: Callable[[Any], str]) -> None:
     print(json.dumps(obj, indent=2, ensure_ascii=False) if as_json else text(obj))
 
@@ -662,15 +667,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=_cmd_eval)
 
-    from models.tiny import PROFILES
-
     models = sub.add_parser("models", help="model tools").add_subparsers(
         dest="models_command", required=True, metavar="COMMAND")
     p = models.add_parser("build-tiny", help="build three tiny random-weight VLMs offline")
     p.add_argument("--out", help="output folder (default {models_dir}/tiny, "
                    "{models_dir}/tiny-vision or {models_dir}/tiny-vision-224 by --profile, "
                    "where those judges look: $RCJUDGE_MODELS or $RCJUDGE_HOME/models)")
-    p.add_argument("--profile", choices=tuple(PROFILES), default="plumbing",
+    p.add_argument("--profile", choices=TINY_PROFILES, default="plumbing",
                    help="plumbing: the `tiny` judge's 64-px models (tests, demo); vision: the "
                    "`tiny-vision` judges' 128-px models, trainable to see success; "
                    "vision-224: the same at 224 px (`tiny-vision-224-streams`)")

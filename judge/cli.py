@@ -17,7 +17,6 @@ from judge.errors import JudgeError
 from judge.ledgers.cli import DB_HELP
 from rcjudge.errors import RcjudgeError
 
-
 #: ``models.tiny.PROFILES``' names, spelt out so parsing the arguments imports no model code
 #: (numpy); ``tests/unit/test_imports.py`` holds them equal.
 TINY_PROFILES = ("plumbing", "vision", "vision-224")
@@ -30,7 +29,7 @@ def _emit(obj: Any, as_json: bool, text: Callable[[Any], str]) -> None:
 def _cmd_inspect(args: argparse.Namespace) -> int:
     from judge.bundle.inspect import format_report, inspect_bundle
 
-    report = inspect_bundle(args.bundle)
+    report = inspect_bundle(args.bundle, args.judge)
     _emit(report, args.json, format_report)
     return 0
 
@@ -482,6 +481,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     """Add the judging pipeline's subcommands to the `rcjudge` parser."""
     p = sub.add_parser("inspect", help="channels, fps, contacts and sampled timestamps of a bundle")
     p.add_argument("bundle", help="bundle folder or fsspec URI")
+    p.add_argument("--judge", metavar="VERSION", help="find contacts with this judge version's "
+                   "contact and sampling settings (e.g. its impact_min_nm; default "
+                   "configs/sampling.yaml)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=_cmd_inspect)
 

@@ -102,7 +102,8 @@ def finger_events(t: np.ndarray, width: np.ndarray, effort: np.ndarray,
         reached = _first(w <= closed, a)
         if reached is not None and reached < stop + settle:
             events.append(ContactEvent(float(t[reached]), "miss", float(t[a]),
-                                       float(t[reached]), 1e3 * float(w[reached])))
+                                       float(t[reached]), 1e3 * float(w[reached]),
+                                       1e3 * float(w[reached]), "mm"))
             i = _rearmed(w, rearm, reached, n)
             continue
         if (w[a] - level < cfg.min_travel_m
@@ -119,7 +120,7 @@ def finger_events(t: np.ndarray, width: np.ndarray, effort: np.ndarray,
                                           gripper, cfg, band, settle, window)
         if leave is None:  # still holding at the end
             events.append(ContactEvent(float(t[onset]), "grasp", float(t[onset]), None,
-                                       1e3 * level))
+                                       1e3 * level, 1e3 * level, "mm"))
             break
         end = leave
         while not dropped and end > stop and abs(w[end - 1] - level) > tol and (
@@ -133,9 +134,9 @@ def finger_events(t: np.ndarray, width: np.ndarray, effort: np.ndarray,
         else:
             kind = "release" if w[end:end + window].max() >= cfg.open_fraction * pre else "slip"
         events.append(ContactEvent(float(t[onset]), "grasp", float(t[onset]), float(t[end]),
-                                   1e3 * level))
+                                   1e3 * level, 1e3 * level, "mm"))
         events.append(ContactEvent(float(t[end]), kind, float(t[onset]), float(t[end]),
-                                   1e3 * level))
+                                   1e3 * level, 1e3 * level, "mm"))
         i = _rearmed(w, rearm, end, n)
     return events
 

@@ -57,6 +57,8 @@ def _cmd_bundle_create(args: argparse.Namespace) -> int:
             lines.append(f"  {name}: {c['codec']}, {c['frames']} frames, {how}")
         return "\n".join(lines)
 
+    for w in created.warnings:
+        print(f"rcjudge: warning: {args.out}: {w}", file=sys.stderr)
     _emit(created.as_dict(), args.json, text)
     return 0
 

@@ -32,6 +32,11 @@ def inspect_bundle(uri: str, judge: str | None = None) -> dict[str, Any]:
     bundle = intake(uri)
     streams = load_streams(bundle)
     contacts, targets = plan_targets(streams, settings)
+    from judge.bundle.fingers import gripper_warnings
+    from judge.config import resolve_gripper
+
+    warnings = gripper_warnings(streams.signals, resolve_gripper(streams.metadata.get(
+        GRIPPER_META)), settings.contacts.force_on_n, settings.fingers)
     duration = streams.duration_s
     cameras = {}
     for name, v in sorted(streams.videos.items()):
@@ -63,6 +68,7 @@ def inspect_bundle(uri: str, judge: str | None = None) -> dict[str, Any]:
         "signals": {"joints": list(s.joint_names), "rate_hz": round(s.rate_hz, 2),
                     "samples": len(s.t), "gripper_samples": len(s.gripper_t)},
         "gripper": streams.metadata.get(GRIPPER_META),  # the profile record, None without
+        "warnings": warnings,
         "contact_settings": {"from": source, **settings.contacts.model_dump()},
         "contacts": [c.as_dict() for c in contacts],
         "sampled_timestamps": [round(float(t), 4) for t in targets],
@@ -94,6 +100,7 @@ def format_report(r: dict[str, Any]) -> str:
         z = f" ({c['peak']:.1f} robust sigmas)" if c["kind"] == "impact" else ""
         lines.append(f"  {c['t']:>8.3f} s  {c['kind']:<8} peak {c['peak_value']:.2f} "
                      f"{c['unit']}{z}")
+    lines += [f"warning:   {w}" for w in r["warnings"]]
     ts = ", ".join(f"{t:.2f}" for t in r["sampled_timestamps"])
     lines.append(f"sampled:   {len(r['sampled_timestamps'])} per camera: {ts}")
     return "\n".join(lines)

@@ -52,7 +52,7 @@ def _cmd_truth_labels(args: argparse.Namespace) -> int:
 
     s = write_truth_labels(args.dir, args.out, fraction=args.fraction, seed=args.seed,
                            labeled_by=args.labeled_by, labeled_at=args.labeled_at,
-                           near_threshold=args.near_threshold)
+                           near_threshold=args.near_threshold, mapping=args.mapping)
     print(json.dumps(asdict(s), indent=2) if args.json else
           f"{s.out}: {s.labeled} label(s) of {s.runs_found} run(s) with truth.json "
           f"(fraction {s.fraction}, seed {s.seed})")
@@ -141,4 +141,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true")
     p.add_argument("--near-threshold", action="store_true", help="add the near_threshold "
                    "column (for rcjudge eval's slice; labels import refuses it)")
+    p.add_argument("--mapping", metavar="FILE.yaml", help="read truth files of another "
+                   "layout: file name, field paths, value and class maps (docs/sim.md); "
+                   "default the project's truth.json")
     p.set_defaults(func=_cmd_truth_labels)

@@ -33,6 +33,8 @@ from judge.ensemble.version import Training, load_judge_version, version_dirs, v
 from judge.learn.metrics import (
     binary_counts,
     bootstrap_interval,
+    brier,
+    brier_skill,
     ece,
     precision_recall,
     reliability,
@@ -44,6 +46,9 @@ from judge.ledgers.store import Ledger
 from rcjudge.home import models_dir
 
 QUESTIONS = ("attempt", "success")
+#: A version giving one answer to at least this share of the scored runs is flagged: its
+#: accuracy and ECE then describe the base rate, not what it sees (issue 32).
+ONE_ANSWER_SHARE = 0.95
 NO_CLASS = "none"  # the judged class of a run the judge called a success, or left without one
 SUCCESS, FAILURE = "success", "failure"  # per_outcome keys beside the failure classes
 _HASH = re.compile(r"^[0-9a-f]{64}$")
@@ -204,8 +209,22 @@ def question_scores(answer: np.ndarray, confidence: np.ndarray, truth: np.ndarra
             "ece": _r4(ece(confidence, right)),
             "ece_ci": _ci(bootstrap_interval(lambda i: ece(confidence[i], right[i]), n,
                                              resamples, seed)),
+            "brier": _r4(brier(p_yes, truth)),
+            "brier_ci": _ci(bootstrap_interval(lambda i: brier(p_yes[i], truth[i]), n,
+                                               resamples, seed)),
+            "brier_skill": _r4(brier_skill(p_yes, truth)), "base_rate": _r4(truth.mean()),
+            "one_answer": one_answer(answer),
             "mean_confidence": _r4(confidence.mean()),
             "counts": binary_counts(answer, truth), "bins": reliability(confidence, right)}
+
+
+def one_answer(answer: np.ndarray) -> dict[str, Any]:
+    """The answer given most, its share of the runs, and whether that share reaches
+    :data:`ONE_ANSWER_SHARE` (a version that answers the same to (nearly) every run)."""
+    yes = float(np.mean(answer))
+    share = max(yes, 1.0 - yes)
+    return {"answer": "yes" if yes >= 0.5 else "no", "share": _r4(share),
+            "flag": bool(share >= ONE_ANSWER_SHARE)}
 
 
 def class_scores(true_class: list[str | None], judged_class: list[str | None],
@@ -293,6 +312,8 @@ def differences(rows: list[Row], resamples: int, seed: int) -> dict[str, Any]:
     for q in QUESTIONS:
         ra, rb = a[q] == a[f"true_{q}"], b[q] == b[f"true_{q}"]
         ca, cb = a[f"{q}_confidence"], b[f"{q}_confidence"]
+        yq = a[f"true_{q}"]
+        pa, pb = np.where(a[q], ca, 1 - ca), np.where(b[q], cb, 1 - cb)  # P(yes) of each
         out[q] = {"accuracy": _r4(rb.mean() - ra.mean()),
                   "accuracy_ci": _ci(bootstrap_interval(lambda i, ra=ra, rb=rb:
                                                         rb[i].mean() - ra[i].mean(),
@@ -300,6 +321,10 @@ def differences(rows: list[Row], resamples: int, seed: int) -> dict[str, Any]:
                   "ece": _r4(ece(cb, rb) - ece(ca, ra)),
                   "ece_ci": _ci(bootstrap_interval(
                       lambda i, ra=ra, rb=rb, ca=ca, cb=cb: ece(cb[i], rb[i]) - ece(ca[i], ra[i]),
+                      len(rows), resamples, seed)),
+                  "brier": _r4(brier(pb, yq) - brier(pa, yq)),
+                  "brier_ci": _ci(bootstrap_interval(
+                      lambda i, pa=pa, pb=pb, yq=yq: brier(pb[i], yq[i]) - brier(pa[i], yq[i]),
                       len(rows), resamples, seed)),
                   "flips_to_right": int((rb & ~ra).sum()),
                   "flips_to_wrong": int((ra & ~rb).sum())}

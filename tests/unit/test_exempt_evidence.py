@@ -59,3 +59,16 @@ def test_per_class_beats_per_family_beats_the_default_and_bad_keys_are_refused(t
     with pytest.raises(ValueError, match=r"exempt_evidence\.families: grasp has no exempt "
                                          r"class"):
         Taxonomy.model_validate(data)
+
+
+def test_the_bench_reads_the_cards_success_rate_without_exempt_failures():
+    from bench.exempt_evidence import summarize
+
+    rows = ([{"success": True, "before": None, "after": None, "truth_class": None}] * 5
+            + [{"success": False, "before": "env.surface_changed", "after": None,
+                "truth_class": "grasp.slip"}] * 3)
+    tax = load_taxonomy()
+    assert summarize(rows, "before", tax) == {
+        "failures": 3, "exempt": 3, "exempt_right": 0,
+        "classes": {"env.surface_changed": 3}, "card_success_rate": 1.0}  # 5 / (8 - 3)
+    assert summarize(rows, "after", tax)["card_success_rate"] == round(5 / 8, 4)

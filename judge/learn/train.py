@@ -153,7 +153,8 @@ def describe_parts(labelled: dict, parent: str, cfg: TrainConfig) -> str:
         return line + (f" (--test-fraction {cfg.test_fraction:g}: {labelled['test']} kept out "
                        "of training for `rcjudge eval`; if you hold your own test set, "
                        "--test-fraction 0 trains on them too)")
-    return line + f" (--test-fraction {cfg.test_fraction:g}: every labelled run used)"
+    rest = "every other labelled run" if labelled["held_out_tasks"] else "every labelled run"
+    return line + f" (--test-fraction {cfg.test_fraction:g}: {rest} used)"
 
 
 def prepare_parts(parts: dict[str, list[tuple[object, Label, str]]], names: Sequence[str],

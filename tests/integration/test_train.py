@@ -111,9 +111,11 @@ def test_held_out_tasks_are_never_used_and_errors_are_one_line(ledger_url, tmp_p
     assert held and used and not used & held
     assert main(["train", "--from", "tiny", "--out", "x", "--db", ledger_url, "--config",
                  str(tmp_path / "x.yaml"), "--hold-out-tasks", ",".join(tasks)]) == 2
-    assert capsys.readouterr().err.strip() == (
+    assert capsys.readouterr().err.strip().splitlines() == [
+        "train: 24 labelled runs of tiny: train 0 / validation 0 / calibration 0 / test 0; 24 "
+        "of --hold-out-tasks, never used (--test-fraction 0.2: every other labelled run used)",
         "rcjudge: error: 24 labelled run(s) of 'tiny' leave the train, validation, calibration "
-        "part(s) empty; label more runs (need several seed groups per part)")
+        "part(s) empty; label more runs (need several seed groups per part)"]
     assert main(["train", "--from", "nope-v0", "--out", "x", "--db", ledger_url]) == 2
     assert "unknown judge version 'nope-v0'" in capsys.readouterr().err
 

@@ -18,7 +18,7 @@ def _cmd_synth(args: argparse.Namespace) -> int:
 
     cfg = SynthConfig(seed=args.seed, duration_s=args.duration, width=args.width,
                       height=args.height, fps=args.fps)
-    paths = write_synthetic_set(args.out, n=args.n, config=cfg, progress=not args.json)
+    paths = write_synthetic_set(args.out, n=args.n, config=cfg, progress=True)
     print(json.dumps([str(p) for p in paths], indent=2) if args.json
           else "\n".join(str(p) for p in paths))
     return 0
@@ -38,7 +38,7 @@ def _cmd_sim(args: argparse.Namespace) -> int:
         fields["labels"] = LabelRules(near_band=args.near_band)
     cfg = make_config(**fields)
     paths, summary = write_sim_set(args.out, n=args.n, config=cfg, workers=args.workers,
-                                   progress=not args.json)
+                                   progress=True)
     if args.json:
         print(json.dumps({**summary, "bundles": [str(p) for p in paths]}, indent=2))
     else:
@@ -52,7 +52,7 @@ def _cmd_truth_labels(args: argparse.Namespace) -> int:
 
     s = write_truth_labels(args.dir, args.out, fraction=args.fraction, seed=args.seed,
                            labeled_by=args.labeled_by, labeled_at=args.labeled_at,
-                           near_threshold=args.near_threshold)
+                           near_threshold=args.near_threshold, mapping=args.mapping)
     print(json.dumps(asdict(s), indent=2) if args.json else
           f"{s.out}: {s.labeled} label(s) of {s.runs_found} run(s) with truth.json "
           f"(fraction {s.fraction}, seed {s.seed})")
@@ -102,7 +102,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=_cmd_synth)
 
-    from bench.sim.perturb import KINDS
+    from bench.sim.names import KINDS
     from bench.sim.tasks import TASKS
 
     p = sub.add_parser("sim", help="physics rollouts (MuJoCo + Meta-World experts) as "
@@ -141,4 +141,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true")
     p.add_argument("--near-threshold", action="store_true", help="add the near_threshold "
                    "column (for rcjudge eval's slice; labels import refuses it)")
+    p.add_argument("--mapping", metavar="FILE.yaml", help="read truth files of another "
+                   "layout: file name, field paths, value and class maps (docs/sim.md); "
+                   "default the project's truth.json")
     p.set_defaults(func=_cmd_truth_labels)

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
@@ -406,12 +405,13 @@ def write_bundle(out: str | Path, cfg: SynthConfig, index: int) -> Path:
 def write_synthetic_set(out: str | Path, n: int, config: SynthConfig | None = None,
                         progress: bool = False) -> list[Path]:
     """Write ``n`` bundles under ``out``; deterministic for a given config."""
+    from rcjudge.progress import Progress
+
     cfg = config or SynthConfig()
     paths = []
+    meter = Progress(n, progress, "synth")
     for i in range(n):
         paths.append(write_bundle(out, cfg, i))
-        if progress and sys.stderr.isatty():
-            print(f"\rsynth {i + 1}/{n}", end="", file=sys.stderr, flush=True)
-    if progress and sys.stderr.isatty():
-        print(file=sys.stderr)
+        meter.step()
+    meter.close()
     return paths

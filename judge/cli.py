@@ -17,6 +17,10 @@ from judge.errors import JudgeError
 from judge.ledgers.cli import DB_HELP
 from rcjudge.errors import RcjudgeError
 
+#: ``models.tiny.PROFILES``' names, spelt out so parsing the arguments imports no model code
+#: (numpy); ``tests/unit/test_imports.py`` holds them equal.
+TINY_PROFILES = ("plumbing", "vision", "vision-224")
+
 
 def _emit(obj: Any, as_json: bool, text: Callable[[Any], str]) -> None:
     print(json.dumps(obj, indent=2, ensure_ascii=False) if as_json else text(obj))
@@ -25,7 +29,7 @@ def _emit(obj: Any, as_json: bool, text: Callable[[Any], str]) -> None:
 def _cmd_inspect(args: argparse.Namespace) -> int:
     from judge.bundle.inspect import format_report, inspect_bundle
 
-    report = inspect_bundle(args.bundle)
+    report = inspect_bundle(args.bundle, args.judge)
     _emit(report, args.json, format_report)
     return 0
 
@@ -43,7 +47,7 @@ def _cmd_bundle_create(args: argparse.Namespace) -> int:
     encode = EncodeOptions(keyframe_s=args.keyframe_s, crf=args.crf, preset=args.preset,
                            force=args.reencode)
     created = create_bundle(videos=videos, signals=args.signals, attribution=args.attribution,
-                            out=args.out, encode=encode, progress=not args.json,
+                            out=args.out, encode=encode, progress=True,
                             gripper=args.gripper)
 
     def text(d: dict) -> str:
@@ -53,6 +57,8 @@ def _cmd_bundle_create(args: argparse.Namespace) -> int:
             lines.append(f"  {name}: {c['codec']}, {c['frames']} frames, {how}")
         return "\n".join(lines)
 
+    for w in created.warnings:
+        print(f"rcjudge: warning: {args.out}: {w}", file=sys.stderr)
     _emit(created.as_dict(), args.json, text)
     return 0
 
@@ -89,7 +95,7 @@ def _cmd_import_lerobot(args: argparse.Namespace) -> int:
     rows = import_lerobot(args.dataset, args.out, args.mapping, args.episodes,
                           args.pad_cameras, EncodeOptions(keyframe_s=args.keyframe_s,
                                                           crf=args.crf),
-                          progress=not args.json)
+                          progress=True)
     _emit(rows, args.json, lambda rs: "\n".join(
         f"episode {r['episode_index']}: {r['bundle']} ({r['task_id']})" for r in rs))
     return 0
@@ -105,9 +111,9 @@ def _bundle_error(uri: str, exc: Exception, progress: bool) -> None:
 def _cmd_judge(args: argparse.Namespace) -> int:
     from judge.ensemble.judge import Judge, admit, prepare_admitted
     from judge.ensemble.version import load_judge_version
+    from rcjudge.progress import Progress
 
     version = load_judge_version(args.judge)
-    progress = not args.json and sys.stderr.isatty() and len(args.bundles) > 1
     admitted, failed = [], 0
     for uri in args.bundles:  # intake first: a bad bundle is refused before any model loads
         try:
@@ -118,21 +124,19 @@ def _cmd_judge(args: argparse.Namespace) -> int:
     results = []
     if admitted:
         judge = Judge(version)
+        meter = Progress(len(admitted), len(admitted) > 1, "judged")
         try:
-            for i, a in enumerate(admitted):
+            for a in admitted:
                 try:
                     j = judge.judge_prepared(prepare_admitted(a, version))
                     results.append(j.model_dump(mode="json"))
                 except RcjudgeError as exc:
-                    _bundle_error(a.bundle.uri, exc, progress)
+                    _bundle_error(a.bundle.uri, exc, meter.tty)
                     failed += 1
-                if progress:
-                    print(f"\rjudged {i + 1}/{len(admitted)}", end="", file=sys.stderr,
-                          flush=True)
+                meter.step()
         finally:
             judge.close()
-            if progress:
-                print(file=sys.stderr)
+            meter.close()
     if results or args.json:
         _emit(results, args.json, format_judgments)
     return 1 if failed else 0
@@ -203,7 +207,7 @@ def _cmd_batch(args: argparse.Namespace) -> int:
 
             OutcomeStore(ledger.engine).dataset(args.dataset)  # refused before judging
         summary = run_batch(uris, version, ledger, ray_address=args.ray_address,
-                            max_in_flight=args.max_in_flight, progress=not args.json,
+                            max_in_flight=args.max_in_flight, progress=True,
                             replicas=replicas, batch_size=batch_size)
         if args.dataset:
             summary_labels = _label_batch(ledger, args.dataset, uris, version.name)
@@ -265,7 +269,7 @@ def _cmd_rejudge(args: argparse.Namespace) -> int:
         summary, diff = rejudge(ledger, args.from_version, load_judge_version(args.to_version),
                                 task_id=args.task, source=args.source,
                                 ray_address=args.ray_address,
-                                progress=not args.json)
+                                progress=True)
     out = {"batch": summary.as_dict(), "diff": diff.as_dict()}
     _emit(out, args.json, lambda o: format_summary(o["batch"]) + "\n" + format_diff(
         args.from_version, args.to_version, o["diff"]))
@@ -360,7 +364,7 @@ def _cmd_train(args: argparse.Namespace) -> int:
     refuse_on_red(parent, "train")  # rcjudge doctor's red rows, before any run is prepared
     with Ledger.open(args.db) as ledger:
         _, report = train_version(ledger, parent, args.out, cfg, labels_file=args.labels,
-                                  config_out=args.config, progress=not args.json,
+                                  config_out=args.config, progress=True,
                                   device_memory_bytes=memory)
     _emit(report, args.json, format_training)
     return 0
@@ -392,7 +396,7 @@ def _cmd_average(args: argparse.Namespace) -> int:
     versions = [load_judge_version(v) for v in args.versions.split(",") if v]
     with Ledger.open(args.db) as ledger:
         _, report = average_versions(ledger, versions, args.out, labels_file=args.labels,
-                                     config_out=args.config, progress=not args.json)
+                                     config_out=args.config, progress=True)
     _emit(report, args.json, format_average)
     return 0
 
@@ -453,12 +457,11 @@ def _cmd_models_list(args: argparse.Namespace) -> int:
 
 
 def _cmd_judges_list(args: argparse.Namespace) -> int:
-    from judge.config import configs_dir
-    from judge.ensemble.version import load_judge_version
+    from judge.ensemble.version import load_judge_version, version_names
 
     rows = []
-    for path in sorted((configs_dir() / "judges").glob("*.yaml")):
-        v = load_judge_version(path.stem)
+    for name in version_names():
+        v = load_judge_version(name)
         rows.append({"name": v.name, "description": v.description,
                      "models": [f"{m.name} ({m.backend})" for m in v.models]})
     _emit(rows, args.json, lambda rs: "\n".join(
@@ -508,6 +511,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     """Add the judging pipeline's subcommands to the `rcjudge` parser."""
     p = sub.add_parser("inspect", help="channels, fps, contacts and sampled timestamps of a bundle")
     p.add_argument("bundle", help="bundle folder or fsspec URI")
+    p.add_argument("--judge", metavar="VERSION", help="find contacts with this judge version's "
+                   "contact and sampling settings (e.g. its impact_min_nm; default "
+                   "configs/sampling.yaml)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=_cmd_inspect)
 
@@ -611,7 +617,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--judge", required=True, metavar="VERSION")
     p.add_argument("--out", required=True, metavar="NEW_VERSION", help="name of the new version")
     p.add_argument("--config", metavar="FILE", help="where to write it (default "
-                   "configs/judges/NEW_VERSION.yaml)")
+                   "$RCJUDGE_HOME/judges/NEW_VERSION.yaml, found by name)")
     p.add_argument("--holdout", type=float, default=0.3, help="share of tasks held out")
     p.add_argument("--db", metavar="URL", help=DB_HELP)
     p.add_argument("--json", action="store_true")
@@ -626,7 +632,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--labels", metavar="FILE", help="labels (CSV/JSONL, the import format) "
                    "instead of the ledger's operator labels")
     p.add_argument("--config", metavar="FILE", help="where to write the version (default "
-                   "configs/judges/NEW_VERSION.yaml)")
+                   "$RCJUDGE_HOME/judges/NEW_VERSION.yaml, found by name)")
     p.add_argument("--seed", type=int, default=0,
                    help="the models' initial weights and data order, and the split's seed")
     p.add_argument("--split-seed", type=int, metavar="S", help="the split's own seed (default: "
@@ -642,7 +648,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="optimizer steps over which the learning rate rises linearly to --lr")
     p.add_argument("--max-steps", type=int, help="cap on optimizer steps per model")
     p.add_argument("--test-fraction", type=float, default=0.2,
-                   help="share of seed groups never used, left for `rcjudge eval`")
+                   help="share of seed groups never used, left for `rcjudge eval` (default "
+                   "0.2; 0 when you hold your own test set: every labelled run is used)")
     p.add_argument("--hold-out-tasks", metavar="T1,T2", help="tasks never used")
     p.add_argument("--lora", action=argparse.BooleanOptionalAction, default=None,
                    help="LoRA adapters (peft, the `train` extra) instead of full fine-tuning; "
@@ -679,7 +686,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--labels", metavar="FILE", help="the label file they were trained from, "
                    "if not the ledger's operator labels")
     p.add_argument("--config", metavar="FILE", help="where to write the version (default "
-                   "configs/judges/NEW_VERSION.yaml)")
+                   "$RCJUDGE_HOME/judges/NEW_VERSION.yaml, found by name)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=_cmd_average)
 
@@ -701,15 +708,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=_cmd_eval)
 
-    from models.tiny import PROFILES
-
     models = sub.add_parser("models", help="model tools").add_subparsers(
         dest="models_command", required=True, metavar="COMMAND")
     p = models.add_parser("build-tiny", help="build three tiny random-weight VLMs offline")
     p.add_argument("--out", help="output folder (default {models_dir}/tiny, "
                    "{models_dir}/tiny-vision or {models_dir}/tiny-vision-224 by --profile, "
                    "where those judges look: $RCJUDGE_MODELS or $RCJUDGE_HOME/models)")
-    p.add_argument("--profile", choices=tuple(PROFILES), default="plumbing",
+    p.add_argument("--profile", choices=TINY_PROFILES, default="plumbing",
                    help="plumbing: the `tiny` judge's 64-px models (tests, demo); vision: the "
                    "`tiny-vision` judges' 128-px models, trainable to see success; "
                    "vision-224: the same at 224 px (`tiny-vision-224-streams`)")
@@ -725,7 +730,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     judges = sub.add_parser("judges", help="judge versions and their fingerprints").add_subparsers(
         dest="judges_command", required=True, metavar="COMMAND")
-    p = judges.add_parser("list", help="the judge versions under configs/judges/")
+    p = judges.add_parser("list", help="the judge versions under configs/judges/ and "
+                          "$RCJUDGE_HOME/judges/")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=_cmd_judges_list)
     p = judges.add_parser("show", help="a version's fingerprint and its parts (and, with --db, "

@@ -1,10 +1,11 @@
 """Where rcjudge keeps its files, decided in one place so every command works from any folder.
 
 ``RCJUDGE_HOME`` (default ``$XDG_DATA_HOME/rcjudge``, else ``~/.local/share/rcjudge``)
-holds the models (``models/``, the ``{models_dir}`` of judge versions) and the
-default ledger (``rcjudge.db``). ``RCJUDGE_MODELS`` and ``RCJUDGE_DATA`` override
-those two parts alone. Relative values are taken from the folder the process
-started in and made absolute at once.
+holds the models (``models/``, the ``{models_dir}`` of judge versions), the judge
+versions a user trains or calibrates (``judges/``, found by name beside the shipped
+``configs/judges/``) and the default ledger (``rcjudge.db``). ``RCJUDGE_MODELS`` and
+``RCJUDGE_DATA`` override those two parts alone. Relative values are taken from the folder
+the process started in and made absolute at once.
 """
 
 from __future__ import annotations
@@ -43,3 +44,9 @@ def models_dir_source() -> str:
 def data_dir() -> Path:
     """Folder of the default ledger: ``$RCJUDGE_DATA``, else ``<home>``."""
     return _env_path("RCJUDGE_DATA") or home()
+
+
+def judges_dir() -> Path:
+    """Where new judge versions are written (``train``, ``calibrate``, ``average``):
+    ``<home>/judges``, never the package's ``configs/judges/``."""
+    return home() / "judges"

@@ -297,7 +297,9 @@ def write_sim_set(out: str | Path, n: int, config: SimConfig | None = None, work
 
     deps.require()
     out.mkdir(parents=True, exist_ok=True)
-    bar = progress and sys.stderr.isatty()
+    from rcjudge.progress import Progress
+
+    meter = Progress(n, progress, "sim")
     start = time.perf_counter()
     truths: list[dict] = []
     jobs = [(str(out), cfg, i) for i in range(n)]
@@ -311,16 +313,11 @@ def write_sim_set(out: str | Path, n: int, config: SimConfig | None = None, work
     try:
         for truth in results:
             truths.append(truth)
-            if bar:
-                done = len(truths)
-                fill = round(24 * done / n)
-                print(f"\rsim [{'#' * fill}{' ' * (24 - fill)}] {done}/{n}", end="",
-                      file=sys.stderr, flush=True)
+            meter.step()
     finally:
         if pool is not None:
             pool.shutdown(cancel_futures=True)
-        if bar:
-            print(file=sys.stderr)
+        meter.close()
     return [out / t["run_id"] for t in truths], summarize(truths, time.perf_counter() - start,
                                                            workers)
 

@@ -37,9 +37,9 @@ from typing import Any
 
 import numpy as np
 
+from bench.sim.names import KINDS
 from bench.sim.tasks import SimTask
 
-KINDS = ("none", "release", "weak_grip", "offset", "slow", "crash", "idle")
 GRASP_ONLY = frozenset({"release", "weak_grip", "offset"})
 INTENDED = {"none": None, "release": "grasp.premature_release", "weak_grip": "grasp.slip",
             "offset": "grasp.miss", "slow": "task.timeout", "crash": "motion.collision",

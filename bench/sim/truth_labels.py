@@ -21,6 +21,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from bench.sim.errors import SimError
+from bench.sim.truth_mapping import TruthMapping, load_mapping, read_truth
 
 
 @dataclass(frozen=True)
@@ -34,21 +35,24 @@ class TruthLabelSummary:
     seed: int
 
 
-def find_truths(root: str | Path) -> list[tuple[str, dict]]:
-    """(run_id, truth) of every folder directly under ``root`` with a ``truth.json``, sorted."""
+def find_truths(root: str | Path,
+                mapping: TruthMapping | None = None) -> list[tuple[str, dict]]:
+    """(run_id, truth) of every folder directly under ``root`` with a truth file
+    (``truth.json``, or the mapping's ``file``), sorted; the label fields read through the
+    mapping, in the project's spelling, over the document's own keys."""
+    mapping = mapping or TruthMapping()
     root = Path(root)
     if not root.is_dir():
         raise SimError(f"{root}: not a folder of bundles")
     found = []
-    for path in sorted(root.glob("*/truth.json")):
+    for path in sorted(root.glob(f"*/{mapping.file}")):
         try:
-            truth = json.loads(path.read_text(encoding="utf-8"))
+            doc = json.loads(path.read_text(encoding="utf-8"))
         except (UnicodeDecodeError, json.JSONDecodeError) as exc:
             raise SimError(f"{path}: not valid JSON: {exc}") from None
-        missing = [k for k in ("attempt", "success", "failure_class") if k not in truth]
-        if missing:
-            raise SimError(f"{path}: missing key(s) {', '.join(missing)}")
-        found.append((path.parent.name, truth))
+        if not isinstance(doc, dict):
+            raise SimError(f"{path}: expected a JSON object, got {type(doc).__name__}")
+        found.append((path.parent.name, {**doc, **read_truth(doc, mapping, str(path))}))
     return found
 
 
@@ -63,7 +67,8 @@ def pick(run_ids: list[str], fraction: float, seed: int) -> list[str]:
 def write_truth_labels(root: str | Path, out: str | Path, fraction: float = 1.0,
                        seed: int = 0, labeled_by: str = "truth",
                        labeled_at: str | None = None,
-                       near_threshold: bool = False) -> TruthLabelSummary:
+                       near_threshold: bool = False,
+                       mapping: str | None = None) -> TruthLabelSummary:
     """Write the label file ``out`` (.csv or .jsonl) for the picked runs under ``root``.
 
     Args:
@@ -71,6 +76,8 @@ def write_truth_labels(root: str | Path, out: str | Path, fraction: float = 1.0,
         near_threshold: add the ``near_threshold`` column (empty where the truth has none),
             which ``rcjudge eval`` reads for its near-threshold slice; ``labels import``
             refuses that column, so such a file is for eval only.
+        mapping: a ``--mapping`` YAML file for truth files of another layout
+            (:mod:`bench.sim.truth_mapping`); default the project's ``truth.json``.
     """
     from judge.ledgers.labels import COLUMNS, parse_row
 
@@ -79,7 +86,8 @@ def write_truth_labels(root: str | Path, out: str | Path, fraction: float = 1.0,
         raise SimError(f"--out {out}: suffix {out.suffix!r}; expected .csv or .jsonl "
                        "(what rcjudge labels import reads)")
     stamp = labeled_at or datetime.now(UTC).replace(microsecond=0).isoformat()
-    truths = dict(find_truths(root))
+    layout = load_mapping(mapping)
+    truths = dict(find_truths(root, layout))
     rows = []
     for run_id in pick(list(truths), fraction, seed):
         t = truths[run_id]
@@ -89,7 +97,7 @@ def write_truth_labels(root: str | Path, out: str | Path, fraction: float = 1.0,
                "labeled_by": labeled_by, "labeled_at": stamp}
         parsed = parse_row(len(rows) + 2, row)
         if isinstance(parsed, list):
-            raise SimError(f"{Path(root) / run_id / 'truth.json'}: "
+            raise SimError(f"{Path(root) / run_id / layout.file}: "
                            + "; ".join(f"{e.field}: {e.message}" for e in parsed))
         if near_threshold:
             flag = t.get("near_threshold")

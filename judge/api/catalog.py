@@ -211,10 +211,10 @@ class CatalogMixin:
             exempt_count=len(tax.exempt), empty_class_counts_against_policy=True)
 
     def judge_versions(self, caller: Any) -> list[JudgeVersionResponse]:
-        from judge.config import configs_dir
+        from judge.ensemble.version import version_names
 
         self.require(caller, "taxonomy:read")
-        names = sorted(p.stem for p in (configs_dir() / "judges").glob("*.yaml"))
+        names = version_names()
         return [self.judge_version(caller, n) for n in names]
 
     def judge_version(self, caller: Any, name: str) -> JudgeVersionResponse:

@@ -27,6 +27,11 @@ from numpy.lib.stride_tricks import sliding_window_view
 from judge.bundle.streams import Signals
 from judge.config import ContactConfig, FingerConfig, GripperProfile
 
+#: The robust sigma of a joint's effort residual is at least this fraction of the joint's
+#: largest |effort| in the run: the resolution an effort is logged to. A noise-free effort (a
+#: simulator's) has a robust sigma of 0; a floor of 1e-9 Nm read a clean 3.5 Nm transient as
+#: 3.5e9 sigmas, this one as 34.
+RESOLUTION = 1e-3
 OPEN_DELTA_M = 0.002  # a release opens the fingers at least this much past the hold width
 TIME_EPS_S = 1e-9  # bundle clocks are integer ns: a duration read back may be 1e-16 short
 
@@ -40,11 +45,14 @@ class ContactEvent:
     t_start: float  # onset of the contact signal
     t_end: float | None  # offset (None while still in contact at the end)
     peak: float  # peak force (N), peak residual (robust sigmas) or hold width (mm, fingers)
+    peak_value: float | None = None  # the peak in the channel's unit (impacts: the residual)
+    unit: str = ""  # of peak_value: N (force), Nm (joint effort), mm (finger width)
 
     def as_dict(self) -> dict:
+        value = self.peak if self.peak_value is None else self.peak_value
         return {"t": round(self.t, 3), "kind": self.kind, "t_start": round(self.t_start, 3),
                 "t_end": None if self.t_end is None else round(self.t_end, 3),
-                "peak": round(self.peak, 2)}
+                "peak": round(self.peak, 2), "peak_value": round(value, 2), "unit": self.unit}
 
 
 def hysteresis(x: np.ndarray, on: float, off: float) -> np.ndarray:
@@ -99,7 +107,7 @@ def gripper_events(t: np.ndarray, width: np.ndarray, force: np.ndarray,
             onset -= 1  # walk back to where the force left the noise floor
         peak = float(force[a:b].max())
         events.append(ContactEvent(float(t[onset]), "grasp", float(t[onset]),
-                                   None if end is None else float(t[end]), peak))
+                                   None if end is None else float(t[end]), peak, peak, "N"))
         if end is None:
             continue
         pre = width[last:onset + 1].max()  # the width the fingers closed from
@@ -107,7 +115,8 @@ def gripper_events(t: np.ndarray, width: np.ndarray, force: np.ndarray,
         reopened = width[end:end + window].max()
         kind = ("release" if reopened - before > OPEN_DELTA_M
                 and reopened >= fingers.open_fraction * pre else "slip")
-        events.append(ContactEvent(float(t[end]), kind, float(t[onset]), float(t[end]), peak))
+        events.append(ContactEvent(float(t[end]), kind, float(t[onset]), float(t[end]), peak,
+                                   peak, "N"))
     return events
 
 
@@ -133,7 +142,9 @@ def impact_events(t: np.ndarray, velocity: np.ndarray, effort: np.ndarray,
 
     The sigma is floored at ``impact_min_nm / impact_on_sigma``, so an impact starts where
     the residual exceeds both ``impact_on_sigma`` robust sigmas and ``impact_min_nm``, and
-    ends below the same floor scaled by ``impact_off_sigma``; ``peak`` is in floored sigmas.
+    ends below the same floor scaled by ``impact_off_sigma``; and at :data:`RESOLUTION` of
+    the joint's largest |effort|. ``peak`` is in floored sigmas (a robust z-score),
+    ``peak_value`` the residual itself in Nm, of the joint that scored highest.
     """
     if len(t) < 5:
         return []
@@ -142,8 +153,10 @@ def impact_events(t: np.ndarray, velocity: np.ndarray, effort: np.ndarray,
     comp = inertia_compensated(t, velocity, effort, window)
     resid = comp - running_median(comp, window)  # (N, J)
     mad = np.median(np.abs(resid - np.median(resid, axis=0)), axis=0)
-    sigma = np.maximum(1.4826 * mad, max(cfg.impact_min_nm / cfg.impact_on_sigma, 1e-9))  # (J,)
-    score = np.abs(resid / sigma).max(axis=1)  # (N,)
+    floor = np.maximum(RESOLUTION * np.abs(effort).max(axis=0), 1e-9)  # (J,)
+    sigma = np.maximum(np.maximum(1.4826 * mad, floor), cfg.impact_min_nm / cfg.impact_on_sigma)
+    z = np.abs(resid / sigma)  # (N, J)
+    score = z.max(axis=1)  # (N,)
     merged: list[list[int]] = []
     for a, b in segments(hysteresis(score, cfg.impact_on_sigma, cfg.impact_off_sigma)):
         if merged and t[a] - t[merged[-1][1] - 1] < cfg.min_gap_s:
@@ -154,7 +167,8 @@ def impact_events(t: np.ndarray, velocity: np.ndarray, effort: np.ndarray,
     for a, b in merged:
         p = a + int(np.argmax(score[a:b]))
         events.append(ContactEvent(float(t[p]), "impact", float(t[a]),
-                                   float(t[min(b, len(t) - 1)]), float(score[p])))
+                                   float(t[min(b, len(t) - 1)]), float(score[p]),
+                                   float(abs(resid[p, int(np.argmax(z[p]))])), "Nm"))
     return events
 
 

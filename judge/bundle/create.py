@@ -92,10 +92,12 @@ class Created:
 
     manifest: Manifest
     cameras: dict[str, Ingested]
+    warnings: tuple[str, ...] = ()  # what may make its contacts wrong (fingers.gripper_warnings)
 
     def as_dict(self) -> dict:
         return {**self.manifest.model_dump(mode="json"),
-                "cameras": {n: c.as_dict() for n, c in sorted(self.cameras.items())}}
+                "cameras": {n: c.as_dict() for n, c in sorted(self.cameras.items())},
+                "warnings": list(self.warnings)}
 
 
 def gripper_record(gripper: str) -> dict[str, str]:
@@ -154,7 +156,13 @@ def create_bundle(videos: dict[str, str], signals: str, attribution: str, out: s
                 for name, path in sorted(videos.items())}
     manifest = assemble_bundle(out, [c.packets for c in ingested.values()], table, attr,
                                start_ns, source=attribution, gripper=record)
-    return Created(manifest, ingested)
+    from judge.bundle.fingers import gripper_warnings
+    from judge.config import sampling_config
+
+    settings = sampling_config()
+    warnings = gripper_warnings(table, resolve_gripper(record) if record else None,
+                                settings.contacts.force_on_n, settings.fingers)
+    return Created(manifest, ingested, tuple(warnings))
 
 
 def assemble_bundle(out: str | Path, cameras: list[VideoPackets], signals: Signals,

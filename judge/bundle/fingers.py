@@ -102,7 +102,8 @@ def finger_events(t: np.ndarray, width: np.ndarray, effort: np.ndarray,
         reached = _first(w <= closed, a)
         if reached is not None and reached < stop + settle:
             events.append(ContactEvent(float(t[reached]), "miss", float(t[a]),
-                                       float(t[reached]), 1e3 * float(w[reached])))
+                                       float(t[reached]), 1e3 * float(w[reached]),
+                                       1e3 * float(w[reached]), "mm"))
             i = _rearmed(w, rearm, reached, n)
             continue
         if (w[a] - level < cfg.min_travel_m
@@ -119,7 +120,7 @@ def finger_events(t: np.ndarray, width: np.ndarray, effort: np.ndarray,
                                           gripper, cfg, band, settle, window)
         if leave is None:  # still holding at the end
             events.append(ContactEvent(float(t[onset]), "grasp", float(t[onset]), None,
-                                       1e3 * level))
+                                       1e3 * level, 1e3 * level, "mm"))
             break
         end = leave
         while not dropped and end > stop and abs(w[end - 1] - level) > tol and (
@@ -133,9 +134,9 @@ def finger_events(t: np.ndarray, width: np.ndarray, effort: np.ndarray,
         else:
             kind = "release" if w[end:end + window].max() >= cfg.open_fraction * pre else "slip"
         events.append(ContactEvent(float(t[onset]), "grasp", float(t[onset]), float(t[end]),
-                                   1e3 * level))
+                                   1e3 * level, 1e3 * level, "mm"))
         events.append(ContactEvent(float(t[end]), kind, float(t[onset]), float(t[end]),
-                                   1e3 * level))
+                                   1e3 * level, 1e3 * level, "mm"))
         i = _rearmed(w, rearm, end, n)
     return events
 
@@ -177,3 +178,42 @@ def _rearmed(w: np.ndarray, rearm: float, start: int, n: int) -> int:
     """First index at or after ``start`` where the fingers have reopened to ``rearm``."""
     k = _first(w >= rearm, start)
     return n if k is None else k
+
+
+#: Without a profile, an effort above ``force_on_n`` on at least this share of the samples
+#: where the fingers move freely is an actuator's (driven, object or not), not a contact
+#: force (~0 until the fingers meet something, which stops them): measured on bench.synth,
+#: contact forces 0–0.21 of them, actuator efforts 0.96–0.99.
+ACTUATOR_SHARE = 0.6
+#: A width beyond the profile's open limit by this factor is in other units than metres.
+WIDTH_SLACK = 1.25
+
+
+def gripper_warnings(signals, gripper: GripperProfile | None, force_on_n: float,
+                     cfg: FingerConfig | None = None) -> list[str]:
+    """What may make the gripper's contacts wrong, as sentences (empty when nothing does):
+    an actuator effort read as a contact force for want of a profile, or a width the
+    profile's limits (metres) cannot describe."""
+    cfg = cfg or FingerConfig()
+    t, width, effort = signals.gripper_t, signals.gripper_width, signals.gripper_force
+    if len(t) < 5 or t[-1] <= t[0]:
+        return []
+    w = np.asarray(width, dtype=np.float64)
+    if gripper is not None:
+        top = gripper.open_width_m * WIDTH_SLACK + 4 * gripper.width_noise_m
+        if w.max() > top:
+            return [f"/gripper width reaches {w.max():g}, beyond the profile's open_width_m "
+                    f"{gripper.open_width_m:g} m: is the width in other units (mm, a register "
+                    "count, a fraction)? The finger detector reads metres; convert it"]
+        return []
+    h = max(1, round(cfg.smooth_s * (len(t) - 1) / (t[-1] - t[0])))
+    moving = np.abs(_speed(t, running_median(w, 2 * h + 1), h)) > cfg.close_speed_mps
+    if moving.sum() < 10:
+        return []
+    share = float((np.asarray(effort)[moving] > force_on_n).mean())
+    if share < ACTUATOR_SHARE:
+        return []
+    return [f"no gripper profile, yet /gripper's effort is above {force_on_n:g} on "
+            f"{share:.0%} of the samples where the fingers move freely: it looks like an "
+            "actuator's effort, which the force detector misreads as contact; name the "
+            "gripper's profile (bundle create --gripper, configs/grippers.yaml)"]

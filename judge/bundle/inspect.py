@@ -1,7 +1,10 @@
 """Inspect: what is in a bundle, for a person debugging it (like ``mcap info``).
 
 Runs intake, reads the streams, detects contacts and computes the sampled
-timestamps exactly as judging would, without decoding a single picture.
+timestamps exactly as judging would, without decoding a single picture: with the contact
+and sampling settings of ``configs/sampling.yaml``, or of a judge version (``--judge``).
+Each contact's peak is given in its channel's unit (N, Nm, mm) beside the robust z-score
+of an impact.
 """
 
 from __future__ import annotations
@@ -17,11 +20,23 @@ from judge.bundle.streams import GRIPPER_META
 from judge.config import sampling_config
 
 
-def inspect_bundle(uri: str) -> dict[str, Any]:
-    """A JSON-ready report of the bundle at ``uri``."""
+def inspect_bundle(uri: str, judge: str | None = None) -> dict[str, Any]:
+    """A JSON-ready report of the bundle at ``uri``, contacts found with the settings of the
+    judge version ``judge`` (a name or YAML file; default ``configs/sampling.yaml``)."""
+    settings, source = sampling_config(), "configs/sampling.yaml"
+    if judge is not None:
+        from judge.ensemble.version import load_judge_version
+
+        version = load_judge_version(judge)
+        settings, source = version.sampling_settings(), f"judge version {version.name}"
     bundle = intake(uri)
     streams = load_streams(bundle)
-    contacts, targets = plan_targets(streams, sampling_config())
+    contacts, targets = plan_targets(streams, settings)
+    from judge.bundle.fingers import gripper_warnings
+    from judge.config import resolve_gripper
+
+    warnings = gripper_warnings(streams.signals, resolve_gripper(streams.metadata.get(
+        GRIPPER_META)), settings.contacts.force_on_n, settings.fingers)
     duration = streams.duration_s
     cameras = {}
     for name, v in sorted(streams.videos.items()):
@@ -53,6 +68,8 @@ def inspect_bundle(uri: str) -> dict[str, Any]:
         "signals": {"joints": list(s.joint_names), "rate_hz": round(s.rate_hz, 2),
                     "samples": len(s.t), "gripper_samples": len(s.gripper_t)},
         "gripper": streams.metadata.get(GRIPPER_META),  # the profile record, None without
+        "warnings": warnings,
+        "contact_settings": {"from": source, **settings.contacts.model_dump()},
         "contacts": [c.as_dict() for c in contacts],
         "sampled_timestamps": [round(float(t), 4) for t in targets],
     }
@@ -76,9 +93,14 @@ def format_report(r: dict[str, Any]) -> str:
     if r.get("gripper"):
         fields = ", ".join(f"{k}={v}" for k, v in r["gripper"].items())
         lines.append(f"gripper:   {fields} (contacts from width + effort, docs/contacts.md)")
-    lines.append(f"contacts:  {len(r['contacts'])}")
+    cs = r["contact_settings"]
+    lines.append(f"contacts:  {len(r['contacts'])} (settings of {cs['from']}: impacts from "
+                 f"{cs['impact_on_sigma']:g} robust sigmas and {cs['impact_min_nm']:g} Nm)")
     for c in r["contacts"]:
-        lines.append(f"  {c['t']:>8.3f} s  {c['kind']:<8} peak {c['peak']}")
+        z = f" ({c['peak']:.1f} robust sigmas)" if c["kind"] == "impact" else ""
+        lines.append(f"  {c['t']:>8.3f} s  {c['kind']:<8} peak {c['peak_value']:.2f} "
+                     f"{c['unit']}{z}")
+    lines += [f"warning:   {w}" for w in r["warnings"]]
     ts = ", ".join(f"{t:.2f}" for t in r["sampled_timestamps"])
     lines.append(f"sampled:   {len(r['sampled_timestamps'])} per camera: {ts}")
     return "\n".join(lines)

@@ -196,7 +196,7 @@ class Judge:
         (:meth:`cost`).
         """
         t0 = time.perf_counter()
-        result = vote(votes, self.version.vote)
+        result = vote(votes, self.version.vote, self.taxonomy)
         if model_s is not None:
             models_s = float(sum(model_s))
         timings = StageTimings(intake_s=p.intake_s, frames_s=p.frames_s, models_s=models_s,

@@ -1,4 +1,5 @@
-"""Judge versions: one config file under ``configs/judges/`` pins everything a verdict depends on.
+"""Judge versions: one config file (``configs/judges/``, or ``$RCJUDGE_HOME/judges/`` for
+those a user trains) pins everything a verdict depends on.
 
 Three model entries (backend, path, dtype, pixels, GPU share, calibration), the
 prompt templates, how frames are shown, and the vote rule. ``judge_version`` in
@@ -16,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validat
 from judge.config import SamplingConfig, configs_dir, load_model, load_yaml, sampling_config
 from judge.errors import ConfigError
 from models.base import BackendSpec
-from rcjudge.home import models_dir, models_dir_source
+from rcjudge.home import judges_dir, models_dir, models_dir_source
 
 
 class _Cfg(BaseModel):
@@ -242,15 +243,35 @@ class JudgeVersion(_Cfg):
         return v
 
 
+def version_dirs() -> tuple[Path, Path]:
+    """Where versions are found by name: the shipped ``configs/judges/``, then the user's
+    ``$RCJUDGE_HOME/judges/`` (what ``train``/``calibrate``/``average`` write)."""
+    return configs_dir() / "judges", judges_dir()
+
+
+def version_file(name: str) -> Path | None:
+    """The YAML file of the version called ``name`` (:func:`version_dirs`), or None."""
+    for folder in version_dirs():
+        if (path := folder / f"{name}.yaml").is_file():
+            return path
+    return None
+
+
+def version_names() -> list[str]:
+    """Every version found by name, shipped and the user's, sorted."""
+    return sorted({p.stem for folder in version_dirs() for p in folder.glob("*.yaml")})
+
+
 def load_judge_version(name_or_path: str) -> JudgeVersion:
-    """Load ``configs/judges/<name>.yaml`` or a YAML file path."""
+    """Load a version by name (``configs/judges/`` or ``$RCJUDGE_HOME/judges/``) or a YAML
+    file path."""
     path = Path(name_or_path)
     if path.suffix not in (".yaml", ".yml"):
-        path = configs_dir() / "judges" / f"{name_or_path}.yaml"
-        if not path.exists():
-            known = sorted(p.stem for p in (configs_dir() / "judges").glob("*.yaml"))
+        found = version_file(name_or_path)
+        if found is None:
             raise ConfigError(f"unknown judge version {name_or_path!r}; known: "
-                              f"{', '.join(known)}")
+                              f"{', '.join(version_names())}")
+        path = found
     version = load_model(JudgeVersion, load_yaml(path), str(path))
     if path.stem != version.name:
         raise ConfigError(f"{path}: name {version.name!r} differs from the file name")

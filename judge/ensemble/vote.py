@@ -12,7 +12,11 @@ Rules (docs/judging.md, "The vote"):
   P_s is capped at P_a; confidence = max(1/2, P(the answer given)).
 * failure_class (only when success is no): plurality of the classes named by the models
   :func:`class_voters` picks (the same rule decides whom to ask); ties go to the larger
-  summed P(class), then to the name that sorts first.
+  summed P(class), then to the name that sorts first. Its confidence is the mean over those
+  voters of the P(class) each gave it, a voter that named another class counting 0
+  (:func:`class_confidence`). Given the taxonomy, an exempt class (not the policy's fault)
+  is kept only when that confidence reaches the taxonomy's ``exempt_evidence`` for it;
+  otherwise the failure is unclassified and counts against the policy.
 """
 
 from __future__ import annotations
@@ -20,8 +24,12 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from judge.ensemble.version import Platt, Vote
+
+if TYPE_CHECKING:
+    from judge.ensemble.taxonomy import Taxonomy
 
 #: Probabilities are clipped to [EPS, 1 − EPS] before a logit, when fitting and applying alike.
 EPS = 1e-6
@@ -45,6 +53,7 @@ class VoteResult:
     attempt_confidence: float
     success_confidence: float
     failure_class: str | None
+    failure_class_confidence: float | None = None  # the class vote's (class_confidence)
 
 
 def logit(p: float) -> float:
@@ -89,6 +98,13 @@ def plurality_class(votes: Sequence[ModelVote]) -> str | None:
     return min(tally, key=lambda c: (-len(tally[c]), -sum(tally[c]), c))
 
 
+def class_confidence(voters: Sequence[ModelVote], failure_class: str) -> float:
+    """Mean over ``voters`` of the P(class) each gave ``failure_class``; one that named
+    another class (or none) counts 0: its P of this class is unknown, and low."""
+    return sum(v.p_failure_class or 0.0 for v in voters
+               if v.failure_class == failure_class) / len(voters)
+
+
 def ensemble_p(votes: Sequence[ModelVote], rule: Vote) -> tuple[float, float]:
     """(P_a, P_s): the ensemble's P(attempt) and P(success), with P_s ≤ P_a."""
     p_a = calibrate(sum(v.p_attempt for v in votes) / len(votes), rule.calibration.attempt)
@@ -101,8 +117,10 @@ def confidence(answer: bool, p_yes: float) -> float:
     return max(0.5, p_yes if answer else 1.0 - p_yes)
 
 
-def vote(votes: Sequence[ModelVote], rule: Vote | None = None) -> VoteResult:
-    """Combine three models' calibrated answers."""
+def vote(votes: Sequence[ModelVote], rule: Vote | None = None,
+         taxonomy: Taxonomy | None = None) -> VoteResult:
+    """Combine three models' calibrated answers; with ``taxonomy``, an exempt class without
+    the evidence it needs becomes None (unclassified, counting against the policy)."""
     if len(votes) != 3:
         raise ValueError(f"the vote needs 3 models, got {len(votes)}")
     rule = rule or Vote()
@@ -110,8 +128,13 @@ def vote(votes: Sequence[ModelVote], rule: Vote | None = None) -> VoteResult:
     attempt = majority([v.p_attempt for v in votes], thr)
     success = attempt and majority([v.p_success for v in votes], thr)
     p_a, p_s = ensemble_p(votes, rule)
-    failure_class = None
+    failure_class, class_conf = None, None
     if not success:
-        failure_class = plurality_class([votes[i] for i in class_voters(votes, thr)])
+        voters = [votes[i] for i in class_voters(votes, thr)]
+        failure_class = plurality_class(voters)
+        if failure_class is not None:
+            class_conf = class_confidence(voters, failure_class)
+            if taxonomy is not None:
+                failure_class = taxonomy.file_class(failure_class, class_conf)
     return VoteResult(attempt, success, confidence(attempt, p_a), confidence(success, p_s),
-                      failure_class)
+                      failure_class, class_conf)

@@ -31,11 +31,12 @@ import numpy as np
 import yaml
 
 from judge.config import configs_dir
-from judge.ensemble.version import Calibration, JudgeVersion, Platt
+from judge.ensemble.version import Calibration, JudgeVersion, Platt, version_file
 from judge.ensemble.vote import EPS, ModelVote, calibrate, ensemble_p, vote
 from judge.errors import JudgeError
 from judge.learn.metrics import ece, reliability, roc_auc
 from judge.ledgers.store import Ledger
+from rcjudge.home import judges_dir
 
 QUESTIONS = ("attempt", "success")
 
@@ -197,12 +198,21 @@ def calibrate_version(ledger: Ledger, version: JudgeVersion, new_name: str,
 
 
 def version_path(name: str, out: str | None = None) -> Path:
-    """Where a new version is written (``configs/judges/<name>.yaml`` or ``out``), not yet taken.
+    """Where a new version is written, not yet taken: ``out``, else
+    ``$RCJUDGE_HOME/judges/<name>.yaml`` (never into the package), its folder made.
 
     Raises:
-        CalibrationError: the file exists (judge versions are never overwritten).
+        CalibrationError: the file exists, or (without ``out``) a version of that name is
+            found already (judge versions are never overwritten, nor a name taken twice).
     """
-    path = Path(out) if out else configs_dir() / "judges" / f"{name}.yaml"
+    if out:
+        path = Path(out)
+    else:
+        if (taken := version_file(name)) is not None:
+            where = "a shipped" if taken.parent == configs_dir() / "judges" else "a"
+            raise CalibrationError(f"{name}: {where} judge version of that name exists, "
+                                   f"{taken}; judge versions are never overwritten")
+        path = judges_dir() / f"{name}.yaml"
     if path.exists():
         raise CalibrationError(f"{path}: already exists; judge versions are never overwritten")
     return path
@@ -211,6 +221,7 @@ def version_path(name: str, out: str | None = None) -> Path:
 def write_version(version: JudgeVersion, out: str | Path | None = None) -> Path:
     """Write ``version`` to :func:`version_path`; never overwrites."""
     path = version_path(version.name, None if out is None else str(out))
+    path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(yaml.safe_dump(version.model_dump(mode="json", exclude_none=True),
                                    sort_keys=False, allow_unicode=True))
     return path

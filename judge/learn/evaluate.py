@@ -28,12 +28,13 @@ from typing import Any
 
 import numpy as np
 
-from judge.config import configs_dir
 from judge.ensemble.judgment import Judgment
-from judge.ensemble.version import Training, load_judge_version
+from judge.ensemble.version import Training, load_judge_version, version_dirs, version_file
 from judge.learn.metrics import (
     binary_counts,
     bootstrap_interval,
+    brier,
+    brier_skill,
     ece,
     precision_recall,
     reliability,
@@ -45,6 +46,9 @@ from judge.ledgers.store import Ledger
 from rcjudge.home import models_dir
 
 QUESTIONS = ("attempt", "success")
+#: A version giving one answer to at least this share of the scored runs is flagged: its
+#: accuracy and ECE then describe the base rate, not what it sees (issue 32).
+ONE_ANSWER_SHARE = 0.95
 NO_CLASS = "none"  # the judged class of a run the judge called a success, or left without one
 SUCCESS, FAILURE = "success", "failure"  # per_outcome keys beside the failure classes
 _HASH = re.compile(r"^[0-9a-f]{64}$")
@@ -104,8 +108,9 @@ def read_used_runs(path: Path, version: str) -> frozenset[str]:
 
 
 def load_candidate(spec: str, known: list[str]) -> Candidate:
-    """The version ``spec`` (a name under ``configs/judges/`` or a YAML file), checked against
-    ``known``, the versions the ledger has judgments of; with its used runs read.
+    """The version ``spec`` (a name under ``configs/judges/`` or ``$RCJUDGE_HOME/judges/``, or
+    a YAML file), checked against ``known``, the versions the ledger has judgments of; with
+    its used runs read.
 
     A relative ``used_runs`` path is taken from the version file's folder.
 
@@ -122,11 +127,13 @@ def load_candidate(spec: str, known: list[str]) -> Candidate:
     if path.suffix not in (".yaml", ".yml"):
         if spec not in known:
             raise unknown(spec)
-        path = configs_dir() / "judges" / f"{spec}.yaml"
-        if not path.is_file():
-            raise EvalError(f"judge version {spec!r}: no version file {path}; eval reads its "
+        found = version_file(spec)
+        if found is None:
+            where = " or ".join(str(d / f"{spec}.yaml") for d in version_dirs())
+            raise EvalError(f"judge version {spec!r}: no version file {where}; eval reads its "
                             "training block to leave out the runs it trained on: pass the "
                             "version's YAML file to --judge / --compare")
+        path = found
     version = load_judge_version(str(path))
     if version.name not in known:
         raise unknown(version.name)
@@ -202,8 +209,22 @@ def question_scores(answer: np.ndarray, confidence: np.ndarray, truth: np.ndarra
             "ece": _r4(ece(confidence, right)),
             "ece_ci": _ci(bootstrap_interval(lambda i: ece(confidence[i], right[i]), n,
                                              resamples, seed)),
+            "brier": _r4(brier(p_yes, truth)),
+            "brier_ci": _ci(bootstrap_interval(lambda i: brier(p_yes[i], truth[i]), n,
+                                               resamples, seed)),
+            "brier_skill": _r4(brier_skill(p_yes, truth)), "base_rate": _r4(truth.mean()),
+            "one_answer": one_answer(answer),
             "mean_confidence": _r4(confidence.mean()),
             "counts": binary_counts(answer, truth), "bins": reliability(confidence, right)}
+
+
+def one_answer(answer: np.ndarray) -> dict[str, Any]:
+    """The answer given most, its share of the runs, and whether that share reaches
+    :data:`ONE_ANSWER_SHARE` (a version that answers the same to (nearly) every run)."""
+    yes = float(np.mean(answer))
+    share = max(yes, 1.0 - yes)
+    return {"answer": "yes" if yes >= 0.5 else "no", "share": _r4(share),
+            "flag": bool(share >= ONE_ANSWER_SHARE)}
 
 
 def class_scores(true_class: list[str | None], judged_class: list[str | None],
@@ -291,6 +312,8 @@ def differences(rows: list[Row], resamples: int, seed: int) -> dict[str, Any]:
     for q in QUESTIONS:
         ra, rb = a[q] == a[f"true_{q}"], b[q] == b[f"true_{q}"]
         ca, cb = a[f"{q}_confidence"], b[f"{q}_confidence"]
+        yq = a[f"true_{q}"]
+        pa, pb = np.where(a[q], ca, 1 - ca), np.where(b[q], cb, 1 - cb)  # P(yes) of each
         out[q] = {"accuracy": _r4(rb.mean() - ra.mean()),
                   "accuracy_ci": _ci(bootstrap_interval(lambda i, ra=ra, rb=rb:
                                                         rb[i].mean() - ra[i].mean(),
@@ -298,6 +321,10 @@ def differences(rows: list[Row], resamples: int, seed: int) -> dict[str, Any]:
                   "ece": _r4(ece(cb, rb) - ece(ca, ra)),
                   "ece_ci": _ci(bootstrap_interval(
                       lambda i, ra=ra, rb=rb, ca=ca, cb=cb: ece(cb[i], rb[i]) - ece(ca[i], ra[i]),
+                      len(rows), resamples, seed)),
+                  "brier": _r4(brier(pb, yq) - brier(pa, yq)),
+                  "brier_ci": _ci(bootstrap_interval(
+                      lambda i, pa=pa, pb=pb, yq=yq: brier(pb[i], yq[i]) - brier(pa[i], yq[i]),
                       len(rows), resamples, seed)),
                   "flips_to_right": int((rb & ~ra).sum()),
                   "flips_to_wrong": int((ra & ~rb).sum())}

@@ -1,5 +1,5 @@
 """Pure numpy metrics of a judge against the truth: ROC-AUC, reliability diagrams, ECE,
-precision and recall, and percentile bootstrap intervals.
+the Brier score and its skill, precision and recall, and percentile bootstrap intervals.
 
 A *confidence* here is what a judgment reports: the probability that its answer is right
 (``attempt_confidence`` / ``success_confidence``, never below 1/2). Its reliability is read
@@ -49,6 +49,22 @@ def ece(confidence: np.ndarray, correct: np.ndarray, bins: int = 10, lo: float =
     rows = reliability(confidence, correct, bins, lo)
     n = sum(r["n"] for r in rows)
     return sum(r["n"] / n * abs(r["accuracy"] - r["mean_confidence"]) for r in rows if r["n"])
+
+
+def brier(p_yes: np.ndarray, y: np.ndarray) -> float:
+    """Mean squared error of P(yes) against the 0/1 truth: 0 perfect, 1/4 a coin at 1/2."""
+    return float(np.mean((np.asarray(p_yes, float) - np.asarray(y, float)) ** 2))
+
+
+def brier_skill(p_yes: np.ndarray, y: np.ndarray) -> float | None:
+    """1 − Brier / Brier of always saying the base rate (b·(1 − b)): 1 perfect, 0 no better
+    than the base rate, below 0 worse. ECE cannot tell a judge that knows nothing from one
+    that knows: a constant answer at the base rate is perfectly calibrated, and skill 0.
+    None when the truth has one class (no reference to beat)."""
+    b = float(np.mean(np.asarray(y, float)))
+    if b in (0.0, 1.0):
+        return None
+    return 1.0 - brier(p_yes, y) / (b * (1.0 - b))
 
 
 def binary_counts(answer: np.ndarray, truth: np.ndarray) -> dict[str, int]:

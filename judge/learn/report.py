@@ -17,12 +17,16 @@ import os
 from pathlib import Path
 from typing import Any
 
-from judge.learn.evaluate import QUESTIONS
+from judge.learn.evaluate import ONE_ANSWER_SHARE, QUESTIONS
 from judge.learn.truth import EvalError
 
 METRICS = (("n", "n"), ("accuracy", "accuracy"), ("precision", "precision"),
            ("recall", "recall"), ("roc_auc", "ROC-AUC"), ("ece", "ECE"),
+           ("brier", "Brier"), ("brier_skill", "Brier skill"),
            ("mean_confidence", "mean confidence"))
+#: The rows of the terminal table (the HTML shows every metric).
+TEXT_METRICS = ("n", "accuracy", "precision", "recall", "roc_auc", "ece", "brier",
+                "brier_skill")
 
 
 def check_out_dir(path: str) -> None:
@@ -77,6 +81,34 @@ def runs_line(r: dict[str, Any]) -> str:
             f"{by('trained_on')}, {runs['scored']} scored: {runs['scored_on']}")
 
 
+def _flagged(r: dict[str, Any]) -> list[tuple[str, str, str]]:
+    """(version, question, sentence) of each question a version answers (nearly) alike."""
+    out = []
+    for name, v in r["versions"].items():
+        for q in QUESTIONS:
+            s = v[q]
+            if not s.get("n") or not s["one_answer"]["flag"]:
+                continue
+            o = s["one_answer"]
+            out.append((name, q, f"ONE ANSWER: {name} answers {q} = {o['answer']} to "
+                        f"{100 * o['share']:.1f} % of the {s['n']} runs (flagged at >= "
+                        f"{100 * ONE_ANSWER_SHARE:.0f} %): its accuracy and ECE describe the "
+                        f"base rate, not the judge; Brier skill {fmt(s['brier_skill'])} (0: no "
+                        f"better than always saying the base rate {fmt(s['base_rate'])})"))
+    return out
+
+
+def one_answer_lines(r: dict[str, Any]) -> list[str]:
+    """The warnings of the text report: one line per flagged version and question."""
+    return [line for _, _, line in _flagged(r)]
+
+
+def one_answer_html(r: dict[str, Any]) -> str:
+    """The same warnings as HTML paragraphs (``id="one-answer-VERSION-QUESTION"``)."""
+    return "".join(f'<p class="warning" id="one-answer-{_e(n)}-{q}">{_e(line)}</p>'
+                   for n, q, line in _flagged(r))
+
+
 def truth_line(r: dict[str, Any]) -> str:
     t = r["truth"]
     where = f"label file {t['file']}" if t["source"] == "file" else "the ledger's operator labels"
@@ -96,12 +128,16 @@ def format_eval(r: dict[str, Any]) -> str:
     lines = [f"eval {' vs '.join(names)}", truth_line(r), "runs: " + runs_line(r), "",
              head, "-" * len(head)]
     for q in QUESTIONS:
-        for key, label in METRICS[:6]:
+        for key, label in (m for m in METRICS if m[0] in TEXT_METRICS):
             cells = [_cell(v[q], key) for v in vs]
             if diff:
-                cells.append(_cell(diff[q], key) if key in ("accuracy", "ece") else "")
+                cells.append(_cell(diff[q], key) if key in ("accuracy", "ece", "brier")
+                             else "")
             lines.append(f"{q if key == 'n' else '':<9}{label:<16}"
                          + "".join(f"{c:>28}" for c in cells))
+    warnings = one_answer_lines(r)
+    if warnings:
+        lines += ["", *warnings]
     fc = [v["failure_class"] for v in vs]
     cells = [_cell(c, "accuracy") for c in fc] + ([_cell(diff["failure_class"], "accuracy")]
                                                   if diff else [])
@@ -178,7 +214,8 @@ def reliability_png(r: dict[str, Any], question: str) -> bytes:
 _CSS = """body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222}
 table{border-collapse:collapse;margin:8px 0 18px}td,th{border:1px solid #ccc;padding:3px 8px}
 th{background:#f3f3f3;text-align:left}td.num{text-align:right;font-variant-numeric:tabular-nums}
-img{border:1px solid #ddd;margin:4px 12px 4px 0}.note{color:#555}"""
+img{border:1px solid #ddd;margin:4px 12px 4px 0}.note{color:#555}
+.warning{color:#8a1f11;background:#fdecea;padding:6px 10px;border-left:4px solid #c0392b}"""
 
 
 def _e(x: Any) -> str:
@@ -199,10 +236,12 @@ def render_html(r: dict[str, Any], pngs: dict[str, bytes]) -> str:
     diff = r["differences"]
     head = ["metric", *names] + (["difference"] if diff else [])
     parts = [f"<h1>eval {_e(' vs '.join(names))}</h1>",
-             f'<p id="truth">{_e(truth_line(r))}</p>', f'<p id="runs">{_e(runs_line(r))}</p>']
+             f'<p id="truth">{_e(truth_line(r))}</p>', f'<p id="runs">{_e(runs_line(r))}</p>',
+             one_answer_html(r)]
     for q in QUESTIONS:
         rows = [[label, *(_cell(v[q], key) for v in vs)]
-                + ([_cell(diff[q], key) if key in ("accuracy", "ece") else ""] if diff else [])
+                + ([_cell(diff[q], key) if key in ("accuracy", "ece", "brier") else ""]
+                   if diff else [])
                 for key, label in METRICS]
         parts += [f"<h2>{q}</h2>", _table(head, rows, f"question {q}")]
     parts.append("<h2>reliability</h2>")

@@ -31,9 +31,10 @@ by default ``--seed``) assigns it to ``test``
 the new version's per-model and ensemble maps (``judge.learn.calibrate``).
 
 Writes the weights under ``{models_dir}/<NEW>/<model>`` (never committed), the list of
-every run used (``used_runs.json``), and ``configs/judges/<NEW>.yaml`` with its
-``training`` record: parent, data hash and size, split, held-out sets, seed, the other
-options (epochs, lr, dropout, jitter, ...), validation metrics, fingerprint.
+every run used (``used_runs.json``), and ``$RCJUDGE_HOME/judges/<NEW>.yaml`` (or
+``--config``) with its ``training`` record: parent, data hash and size, split, held-out
+sets, seed, the other options (epochs, lr, dropout, jitter, ...), validation metrics,
+fingerprint.
 """
 
 from __future__ import annotations
@@ -85,7 +86,7 @@ from judge.ledgers.records import Label
 from judge.ledgers.store import Ledger
 from models.base import ScoreRequest
 from rcjudge.home import models_dir
-from rcjudge.progress import Progress
+from rcjudge.progress import Progress, say
 
 PARTS = ("train", "validation", "calibration", "test")
 
@@ -152,6 +153,27 @@ def split_runs(pairs: Sequence[tuple[object, Label]],
         group = f"{run.attribution.task.id}:{run.attribution.seed or run.run_id}"
         parts[assign_part(group, split_seed, cfg)].append((run, label, group))
     return parts
+
+
+def labelled_parts(parts: dict[str, list], total: int, cfg: TrainConfig) -> dict:
+    """How many labelled runs went to each part (:data:`PARTS`), of ``total``, and how many
+    the held-out tasks kept out of every part."""
+    counts = {p: len(parts[p]) for p in PARTS}
+    return {"total": total, **counts, "held_out_tasks": total - sum(counts.values())}
+
+
+def describe_parts(labelled: dict, parent: str, cfg: TrainConfig) -> str:
+    """One line: the labelled runs per part, and how to train on the test part too."""
+    line = (f"train: {labelled['total']} labelled runs of {parent}: "
+            + " / ".join(f"{p} {labelled[p]}" for p in PARTS))
+    if labelled["held_out_tasks"]:
+        line += f"; {labelled['held_out_tasks']} of --hold-out-tasks, never used"
+    if labelled["test"]:
+        return line + (f" (--test-fraction {cfg.test_fraction:g}: {labelled['test']} kept out "
+                       "of training for `rcjudge eval`; if you hold your own test set, "
+                       "--test-fraction 0 trains on them too)")
+    rest = "every other labelled run" if labelled["held_out_tasks"] else "every labelled run"
+    return line + f" (--test-fraction {cfg.test_fraction:g}: {rest} used)"
 
 
 def prepare_parts(parts: dict[str, list[tuple[object, Label, str]]], names: Sequence[str],
@@ -454,6 +476,12 @@ def train_version(ledger: Ledger, parent: JudgeVersion, new_name: str,
     if not 0.0 <= cfg.blank_text < 1.0:
         raise TrainError(f"--blank-text {cfg.blank_text}: a probability in [0, 1) "
                          "(at 1 no question would show its text)")
+    if not (0.0 <= cfg.test_fraction < 1.0
+            and cfg.test_fraction + cfg.val_fraction + cfg.calib_fraction < 1.0):
+        raise TrainError(f"--test-fraction {cfg.test_fraction}: a share in [0, 1) that leaves "
+                         f"room for validation {cfg.val_fraction} and calibration "
+                         f"{cfg.calib_fraction} and a train part (0 when the lab holds its "
+                         "own test set)")
     if not cfg.travel_jitter >= 0.0:
         raise TrainError(f"--travel-jitter {cfg.travel_jitter}: must be 0 or more (a factor "
                          "range [1/(1+J), 1+J])")
@@ -475,6 +503,8 @@ def train_version(ledger: Ledger, parent: JudgeVersion, new_name: str,
     pairs = labelled_runs(ledger, parent.name, labels_file)
     held_tasks = set(cfg.hold_out_tasks)
     parts = split_runs(pairs, cfg)
+    labelled = labelled_parts(parts, len(pairs), cfg)
+    say(describe_parts(labelled, parent.name, cfg), progress)
     empty = [p for p in ("train", "validation", "calibration") if not parts[p]]
     if empty:
         raise TrainError(f"{len(pairs)} labelled run(s) of {parent.name!r} leave the "
@@ -553,7 +583,7 @@ def train_version(ledger: Ledger, parent: JudgeVersion, new_name: str,
         "training": record})
     path = write_version(new, target)
     report = {"from": parent.name, "to": new_name, "config": str(path),
-              "weights": str(weights_root), "split": record.split,
+              "weights": str(weights_root), "split": record.split, "labelled": labelled,
               "questions": {p: len(q) for p, q in qs.items()},
               "skipped": skipped, "models": model_reports, "validation": val_metrics,
               "memory_plan": memory_plan,

@@ -2,15 +2,27 @@
 
 ``Ledger.open(url)`` opens and migrates a database (embedded SQLite under the
 data directory by default, PostgreSQL by URL); see docs/ledgers.md.
+
+The names below are imported on first use (PEP 562), not with the package: the CLI's
+argument parsing imports ``judge.ledgers.cli`` and must not pay for SQLAlchemy and pydantic.
 """
 
 from __future__ import annotations
 
-from judge.ledgers.errors import LabelImportError, LedgerError, RowError
-from judge.ledgers.records import CalibrationRow, Label, Run, StoredLabel, Written
-from judge.ledgers.store import Ledger, Transaction, default_url, make_engine, resolve_url
+import importlib
+from typing import Any
 
-__all__ = [
-    "CalibrationRow", "Label", "LabelImportError", "Ledger", "LedgerError", "RowError", "Run",
-    "StoredLabel", "Transaction", "Written", "default_url", "make_engine", "resolve_url",
-]
+_HOME = {
+    "LabelImportError": "errors", "LedgerError": "errors", "RowError": "errors",
+    "CalibrationRow": "records", "Label": "records", "Run": "records",
+    "StoredLabel": "records", "Written": "records",
+    "Ledger": "store", "Transaction": "store", "default_url": "store", "make_engine": "store",
+    "resolve_url": "store",
+}
+__all__ = sorted(_HOME)
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _HOME:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{_HOME[name]}"), name)

@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from judge.ledgers.cli import DB_HELP
+from judge.outcomes.errors import OutcomeError
 from judge.outcomes.labels import LEAKAGE_KEYS
-from judge.outcomes.store import OutcomeError
 
 
 def _print(obj: Any, as_json: bool, text: str) -> None:

@@ -25,8 +25,8 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
-from judge.errors import JudgeError
 from judge.ledgers import schema as S
+from judge.outcomes.errors import OutcomeError
 from judge.outcomes.labels import (
     AUTONOMY_LEVELS,
     MEMBERSHIPS,
@@ -41,10 +41,6 @@ MAX_PAGE = 100
 #: Filters of the label list; each takes one value or a comma list (match any).
 ENUM_FILTERS = {"outcome": OUTCOMES, "evaluation_membership": MEMBERSHIPS,
                 "source": SOURCES, "autonomy_level": AUTONOMY_LEVELS}
-
-
-class OutcomeError(JudgeError, ValueError):
-    """A dataset, sequence or label request was refused (bad name, filter, cursor)."""
 
 
 class NotFound(OutcomeError, LookupError):

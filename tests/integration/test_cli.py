@@ -47,3 +47,24 @@ def test_errors_are_one_line_without_traceback(tmp_path):
     assert proc.returncode == 2
     assert proc.stderr == f"rcjudge: error: {tmp_path}/manifest.json: manifest.json not found " \
                           "(is this a bundle folder?)\n"
+
+
+def test_inspect_gives_impacts_in_nm_and_takes_a_versions_contact_settings(make_bundles,
+                                                                           capsys):
+    folder = make_bundles(1, seed=3, outcome="motion.collision", width=96, height=64,
+                          fps=10)[0]
+    assert main(["inspect", str(folder), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["contact_settings"]["from"] == "configs/sampling.yaml"
+    impacts = [c for c in report["contacts"] if c["kind"] == "impact"]
+    assert impacts and all(c["unit"] == "Nm" and 0 < c["peak_value"] < 300 for c in impacts)
+    assert main(["inspect", str(folder)]) == 0
+    c = impacts[0]
+    assert (f"impact   peak {c['peak_value']:.2f} Nm ({c['peak']:.1f} robust sigmas)"
+            in capsys.readouterr().out)
+    # tiny-vision-streams counts only residuals of 300 Nm and more (impact_min_nm: 300)
+    assert main(["inspect", str(folder), "--judge", "tiny-vision-streams", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["contact_settings"]["from"] == "judge version tiny-vision-streams"
+    assert report["contact_settings"]["impact_min_nm"] == 300
+    assert [c for c in report["contacts"] if c["kind"] == "impact"] == []

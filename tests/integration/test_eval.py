@@ -147,6 +147,10 @@ def test_attempt_and_success_scores_by_hand(world):
     assert a["attempt"]["ece"] == pytest.approx(1.30 / 9, abs=1e-4)
     assert [b["n"] for b in a["attempt"]["bins"]] == [0, 0, 0, 1, 2, 0, 1, 1, 2, 2]
     assert a["attempt"]["bins"][4]["accuracy"] == 0.5
+    # Brier of P(yes): (.08² + .03² + .28² + .33² + .08² + .03² + .72² + .18² + .13²) / 9
+    # = .7696 / 9; skill against the base rate 7/9: 1 − .085511 / (7/9 · 2/9)
+    assert a["attempt"]["brier"] == 0.0855 and a["attempt"]["brier_skill"] == 0.5053
+    assert a["attempt"]["one_answer"] == {"answer": "yes", "share": 0.8889, "flag": False}
     # success: wrong on r2 (said yes) and r4 (said no): 7/9; tp r0 r7, fp r2, fn r4
     s = a["success"]
     assert s["accuracy"] == 0.7778 and s["counts"] == {"tp": 2, "fp": 1, "fn": 1, "tn": 5}
@@ -306,6 +310,8 @@ def test_cli_json_text_and_out_folder(world, tmp_path, capsys):
     text = capsys.readouterr().out
     assert "2 not judged (tiny: 2, tiny-v2: 1), 1 trained on and excluded" in text
     assert "0.8750" in text and "r7" in text
+    assert re.search(r"^attempt  n ", text, re.M) and "Brier skill" in text
+    assert "ONE ANSWER" not in text  # no version here answers alike to >= 95 % of runs
     # success accuracy per true outcome, tiny then tiny-v2: the miss r2 flipped to right
     assert re.search(r"^  grasp\.miss +1 +0\.0000 +1\.0000$", text, re.M)
     out = tmp_path / "report"

@@ -196,3 +196,27 @@ def test_a_motion_judge_asks_every_question_with_the_arm_and_fingers_motion(bund
             "attempt", "success", "failure_family", "failure_class"]
         assert all("slip at 4.3 s; the run lasted 6.0 s. The arm's joints travelled " in r.prompt
                    and f"at the end. {fingers} " in r.prompt for r in b.requests)
+
+
+def test_an_exempt_class_without_evidence_is_unclassified_and_counts(bundle):
+    """Issue 32: three models naming env.surface_changed at P(family) = P(class | family) =
+    0.5, a class vote of 0.25, below the taxonomy's 0.5 for env: the failure is filed
+    unclassified and counts against the policy; at 0.8 × 0.8 = 0.64 it keeps the class."""
+    def judge(class_p: float):
+        version = JudgeVersion(name="fake-ev", models=[
+            {"name": f"m{i}", "backend": "fake", "options": {
+                "script": {"attempt": 0.9, "success": 0.1,
+                           "failure_class": "env.surface_changed"}, "class_p": class_p}}
+            for i in range(3)])
+        backends = [FakeBackend(BackendSpec(name=m.name, backend="fake", options=m.options))
+                    for m in version.models]
+        for b in backends:
+            b.load()
+        return Judge(version, backends=backends).judge(bundle)
+
+    j = judge(0.5)
+    assert [a.failure_class for a in j.answers] == ["env.surface_changed"] * 3
+    assert [a.p_failure_class for a in j.answers] == pytest.approx([0.25] * 3)
+    assert (j.success, j.failure_class, j.counts_against_policy) == (False, None, True)
+    j = judge(0.8)
+    assert (j.failure_class, j.counts_against_policy) == ("env.surface_changed", False)

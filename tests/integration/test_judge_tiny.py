@@ -67,9 +67,20 @@ def test_failure_path_through_real_models(tiny_models, bundle):
     version = load_judge_version("tiny").model_copy(update={"vote": Vote(yes_threshold=0.99)})
     j = Judge(version).judge(bundle)
     assert j.success is False and j.attempt is False
-    assert j.failure_class is not None and "." in j.failure_class
-    assert all(a.failure_class for a in j.answers)
+    assert all(a.failure_class and "." in a.failure_class for a in j.answers)
     assert all(0 < a.p_failure_class <= 1 for a in j.answers)
+    # the filed class is the plurality's, unless it is exempt and the random-weight models'
+    # class vote (P ~ 1/54) falls short of the taxonomy's evidence: then unclassified
+    from judge.ensemble.taxonomy import load_taxonomy
+    from judge.ensemble.vote import ModelVote, vote
+
+    plain = vote([ModelVote(a.model, a.p_attempt, a.p_success, a.failure_class,
+                            a.p_failure_class) for a in j.answers], version.vote)
+    tax = load_taxonomy()
+    assert plain.failure_class is not None
+    assert j.failure_class == tax.file_class(plain.failure_class,
+                                             plain.failure_class_confidence)
+    assert j.counts_against_policy == tax.counts_against_policy(j.failure_class)
 
 
 def test_cli_judge_json(tiny_models, bundle, capsys):

@@ -112,9 +112,11 @@ def test_held_out_tasks_are_never_used_and_errors_are_one_line(ledger_url, tmp_p
     assert held and used and not used & held
     assert main(["train", "--from", "tiny", "--out", "x", "--db", ledger_url, "--config",
                  str(tmp_path / "x.yaml"), "--hold-out-tasks", ",".join(tasks)]) == 2
-    assert capsys.readouterr().err.strip() == (
+    assert capsys.readouterr().err.strip().splitlines() == [
+        "train: 24 labelled runs of tiny: train 0 / validation 0 / calibration 0 / test 0; 24 "
+        "of --hold-out-tasks, never used (--test-fraction 0.2: every other labelled run used)",
         "rcjudge: error: 24 labelled run(s) of 'tiny' leave the train, validation, calibration "
-        "part(s) empty; label more runs (need several seed groups per part)")
+        "part(s) empty; label more runs (need several seed groups per part)"]
     assert main(["train", "--from", "nope-v0", "--out", "x", "--db", ledger_url]) == 2
     assert "unknown judge version 'nope-v0'" in capsys.readouterr().err
 
@@ -364,3 +366,38 @@ def test_each_model_is_trained_read_saved_and_freed_before_the_next_loads(ledger
     assert events == [(what, name, n) for name in ("gemma3-tiny", "idefics3-tiny", "llava-tiny")
                       for what, n in (("load", 1), ("save", 1), ("close", 0))]
     assert load_judge_version(str(path)).training.metrics  # validation read from the saved three
+
+
+def test_train_json_says_what_it_used_and_shows_progress_on_stderr(ledger_url, tmp_path,
+                                                                   monkeypatch, capsys):
+    # a lab that keeps its own test set runs `train --json` under a log: stderr says how many
+    # labelled runs went to each part, how to keep the test part for training, and a progress
+    # line an interval (here 0 s: a line a step), while stdout stays the JSON report alone
+    import rcjudge.progress as progress_module
+
+    monkeypatch.setattr(progress_module, "LOG_EVERY_S", 0.0, raising=False)
+    def args(name: str) -> list[str]:
+        return ["train", "--from", "tiny", "--out", name, "--db", ledger_url, "--config",
+                str(tmp_path / f"{name}.yaml"), "--seed", "3", "--epochs", "1",
+                "--max-steps", "2", "--batch", "4", "--json"]
+
+    assert main(args("tiny-j1")) == 0
+    out, err = capsys.readouterr()
+    report = json.loads(out)
+    s = report["labelled"]
+    assert s["total"] == 24 and s["held_out_tasks"] == 0
+    assert s["train"] + s["validation"] + s["calibration"] + s["test"] == 24 and s["test"] > 0
+    lines = err.splitlines()
+    assert lines[0] == (
+        f"train: 24 labelled runs of tiny: train {s['train']} / validation {s['validation']} / "
+        f"calibration {s['calibration']} / test {s['test']} (--test-fraction 0.2: "
+        f"{s['test']} kept out of training for `rcjudge eval`; if you hold your own test set, "
+        "--test-fraction 0 trains on them too)")
+    assert any(ln.startswith("train gemma3-tiny 1/2 ") for ln in lines)
+    assert any(ln.startswith("prepare ") for ln in lines)
+
+    assert main([*args("tiny-j0"), "--test-fraction", "0"]) == 0
+    out, err = capsys.readouterr()
+    s0 = json.loads(out)["labelled"]
+    assert s0["test"] == 0 and s0["train"] + s0["validation"] + s0["calibration"] == 24
+    assert err.splitlines()[0].endswith("test 0 (--test-fraction 0: every labelled run used)")

@@ -227,3 +227,52 @@ def test_every_task_has_an_instruction_and_a_class_per_rule_exists():
     for name in ("grasp.slip", "grasp.premature_release", "placement.dropped", "grasp.miss",
                  "motion.collision", "task.timeout", "task.no_attempt", "task.incomplete"):
         assert name in classes
+
+
+def test_truth_labels_read_another_generators_layout_through_a_mapping(tmp_path, capsys):
+    # another generator's outcome.json: its own field names, "ok"/"failed", its own reasons,
+    # no attempt field (it records tried runs only)
+    import json
+
+    docs = {"run-a": {"result": {"status": "ok", "reason": None}},
+            "run-b": {"result": {"status": "failed", "reason": "dropped"}},
+            "run-c": {"result": {"status": "failed", "reason": "bumped"}}}
+    for run, doc in docs.items():
+        (tmp_path / "b" / run).mkdir(parents=True)
+        (tmp_path / "b" / run / "outcome.json").write_text(json.dumps(doc))
+    mapping = tmp_path / "m.yaml"
+    mapping.write_text("file: outcome.json\n"
+                       "fields: {success: result.status, failure_class: result.reason}\n"
+                       "values: {success: {ok: true, failed: false}}\n"
+                       "classes: {dropped: grasp.slip, bumped: motion.collision}\n"
+                       "defaults: {attempt: true}\n")
+    out = tmp_path / "l.csv"
+    assert main(["truth-labels", str(tmp_path / "b"), "--out", str(out), "--mapping",
+                 str(mapping), "--labeled-at", "2026-12-01T00:00:00Z"]) == 0
+    assert out.read_text().splitlines() == [
+        "run_id,attempt,success,failure_class,labeled_by,labeled_at",
+        "run-a,true,true,,truth,2026-12-01T00:00:00Z",
+        "run-b,true,false,grasp.slip,truth,2026-12-01T00:00:00Z",
+        "run-c,true,false,motion.collision,truth,2026-12-01T00:00:00Z"]
+    capsys.readouterr()
+    # without the mapping: the project's layout, and a pointer to --mapping
+    (tmp_path / "b" / "run-a" / "truth.json").write_text(json.dumps({"success": True}))
+    assert main(["truth-labels", str(tmp_path / "b"), "--out", str(tmp_path / "x.csv")]) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"rcjudge: error: {tmp_path / 'b' / 'run-a' / 'truth.json'}: missing key(s) attempt, "
+        "failure_class (--mapping FILE.yaml maps another layout's fields)")
+    # a spelling the mapping does not cover, and a bad mapping, are one-line errors
+    mapping.write_text("file: outcome.json\n"
+                       "fields: {success: result.status, failure_class: result.reason}\n"
+                       "values: {success: {ok: true}}\ndefaults: {attempt: true}\n")
+    assert main(["truth-labels", str(tmp_path / "b"), "--out", str(out), "--mapping",
+                 str(mapping)]) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"rcjudge: error: {tmp_path / 'b' / 'run-b' / 'outcome.json'}: result.status = "
+        "'failed'; expected true or false (a --mapping values: {success: {failed: "
+        "true|false}} entry maps other spellings)")
+    mapping.write_text("fields: {success: result.status}\nvalues: {succes: {}}\n")
+    assert main(["truth-labels", str(tmp_path / "b"), "--out", str(out), "--mapping",
+                 str(mapping)]) == 2
+    assert "values: Value error, unknown label field(s) succes; expected attempt, success" \
+        in capsys.readouterr().err

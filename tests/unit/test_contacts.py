@@ -192,3 +192,27 @@ def test_cycle_time_first_to_last_motion():
     assert cycle_time(sig) == pytest.approx(0.5)
     still = Signals(**{**sig.__dict__, "velocity": np.zeros((11, 2))})
     assert cycle_time(still) == pytest.approx(1.0)
+
+
+def test_a_noise_free_effort_reads_in_nm_and_in_sigmas_of_its_own_resolution():
+    """A simulator's clean effort (a 100 Nm hold and a 3.5 Nm transient, no noise): its
+    robust sigma is 0. The floor is the effort's resolution, 0.1 % of the joint's largest
+    |effort| (0.1035 Nm here), not 1e-9 Nm (which read the transient as 3.5e9 sigmas); the
+    peak is also given in the channel's unit."""
+    t = np.arange(600) / 100.0
+    effort = np.zeros((600, 2))
+    effort[:, 0] = 100.0 + 3.5 * np.exp(-(((t - 3.0) / 0.02) ** 2))
+    events = impact_events(t, np.zeros_like(effort), effort, CFG)
+    assert [(e.kind, e.t) for e in events] == [("impact", 3.0)]
+    assert events[0].peak == pytest.approx(3.5 / (1e-3 * 103.5), rel=1e-6)  # 33.8 sigmas
+    assert events[0].peak_value == pytest.approx(3.5, abs=1e-6) and events[0].unit == "Nm"
+    d = events[0].as_dict()
+    assert (d["peak"], d["peak_value"], d["unit"]) == (33.82, 3.5, "Nm")
+
+
+def test_grasp_peaks_are_newtons():
+    t = np.arange(100) / 100.0
+    force = np.where((t > 0.2) & (t < 0.6), 20.0, 0.0)
+    events = gripper_events(t, np.full(100, 0.04), force, CFG)
+    assert {(e.kind, e.peak_value, e.unit) for e in events} == {("grasp", 20.0, "N"),
+                                                               ("slip", 20.0, "N")}

@@ -123,3 +123,37 @@ def test_profiles_and_metadata_records():
     with pytest.raises(ConfigError, match=r"rcjudge.gripper: .*closed_width_m must be below "
                                           r"open_width_m"):
         resolve_gripper({"open_width_m": "0.05", "closed_width_m": "0.06", "effort": "none"})
+
+
+def _synth_signals(outcome: str, actuator: bool):
+    from bench.synth import actuator_signals, joint_signals, simulate
+
+    rng = np.random.default_rng(1)
+    ro = simulate(rng, outcome, 6.0, 100)
+    s = joint_signals(ro, rng)
+    return actuator_signals(ro, s, rng) if actuator else s
+
+
+@pytest.mark.parametrize("outcome", ["success", "grasp.miss", "task.timeout"])
+def test_an_actuator_effort_without_a_profile_is_warned_about(outcome):
+    from judge.bundle.fingers import gripper_warnings
+
+    (warning,) = gripper_warnings(_synth_signals(outcome, True), None, 3.0)
+    assert warning.startswith("no gripper profile, yet /gripper's effort is above 3 on ")
+    assert "name the gripper's profile (bundle create --gripper" in warning
+    assert gripper_warnings(_synth_signals(outcome, False), None, 3.0) == []  # a contact force
+    jaw = resolve_gripper({"profile": "synth-jaw"})
+    assert gripper_warnings(_synth_signals(outcome, True), jaw, 3.0) == []
+
+
+def test_a_width_in_other_units_than_the_profiles_is_warned_about():
+    from dataclasses import replace
+
+    from judge.bundle.fingers import gripper_warnings
+
+    s = _synth_signals("success", True)
+    mm = replace(s, gripper_width=s.gripper_width * 1000)
+    jaw = resolve_gripper({"profile": "synth-jaw"})
+    (warning,) = gripper_warnings(mm, jaw, 3.0)
+    assert warning.startswith(f"/gripper width reaches {mm.gripper_width.max():g}, beyond the "
+                              "profile's open_width_m 0.08 m: is the width in other units")

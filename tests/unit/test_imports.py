@@ -55,3 +55,25 @@ def test_imports_point_down_the_design(folder, forbidden):
     wrong = {path: sorted(names & forbidden)
              for path, names in _imported_packages(folder).items() if names & forbidden}
     assert wrong == {}
+
+
+#: What parsing the CLI's arguments must not import (issue 32): each command imports its own.
+HEAVY = ("torch", "ray", "transformers", "av", "pyarrow", "sqlalchemy", "numpy")
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["inspect", "--help"], ["train", "--help"]])
+def test_parsing_the_cli_imports_no_heavy_library(argv):
+    code = ("import sys\nfrom rcjudge.cli import main\ntry:\n    main(sys.argv[1:])\n"
+            "except SystemExit:\n    pass\n"
+            f"print(sorted(m for m in {HEAVY!r} if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True,
+                         check=True)
+    assert "usage: rcjudge" in out.stdout
+    assert out.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_the_clis_tiny_profiles_are_those_models_tiny_builds():
+    from judge.cli import TINY_PROFILES
+    from models.tiny import PROFILES
+
+    assert TINY_PROFILES == tuple(PROFILES)

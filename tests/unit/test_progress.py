@@ -53,3 +53,27 @@ def test_disabled_writes_nothing_however_long(capsys, monkeypatch):
     meter.step()
     meter.close()
     assert capsys.readouterr().err == ""
+
+
+def test_a_long_command_shows_progress_on_stderr_whatever_json_says(capsys, monkeypatch,
+                                                                     tmp_path):
+    # `--json` keeps stdout for the JSON; progress still goes to stderr, a plain line every
+    # LOG_EVERY_S off a terminal (here 0 s: a line a bundle)
+    import json
+
+    from rcjudge.cli import main
+
+    monkeypatch.setattr(progress, "LOG_EVERY_S", 0.0, raising=False)
+    assert main(["synth", "--n", "2", "--out", str(tmp_path / "b"), "--width", "96",
+                 "--height", "64", "--fps", "5", "--duration", "2", "--json"]) == 0
+    out, err = capsys.readouterr()
+    assert len(json.loads(out)) == 2
+    lines = err.splitlines()
+    assert len(lines) == 3 and [ln.split("  ")[0] for ln in lines[:2]] == ["synth 1/2",
+                                                                           "synth 2/2"]
+    assert lines[2].startswith("synth 2/2 done in ")
+
+
+def test_the_interval_is_a_minute_by_default():
+    assert progress.LOG_EVERY_S == 60.0 and Progress(1).log_every_s == 60.0
+    assert Progress(1, log_every_s=5).log_every_s == 5

@@ -103,15 +103,15 @@ def _bundle_error(uri: str, exc: Exception, progress: bool) -> None:
 
 
 def _cmd_judge(args: argparse.Namespace) -> int:
-    from judge.ensemble.judge import Judge, admit, prepare_admitted
+    from judge.ensemble.judge import Judge, admit, prepare_admitted, read_streams
     from judge.ensemble.version import load_judge_version
 
     version = load_judge_version(args.judge)
     progress = not args.json and sys.stderr.isatty() and len(args.bundles) > 1
     admitted, failed = [], 0
-    for uri in args.bundles:  # intake first: a bad bundle is refused before any model loads
+    for uri in args.bundles:  # intake and the MCAP first: refused before any model loads
         try:
-            admitted.append(admit(uri))
+            admitted.append(read_streams(admit(uri)))
         except RcjudgeError as exc:
             _bundle_error(uri, exc, False)
             failed += 1

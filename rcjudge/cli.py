@@ -11,6 +11,7 @@ and exit 2; pass ``--debug`` for the traceback.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 
@@ -51,6 +52,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("rcjudge: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # `rcjudge inspect --json | head`: the reader left; no traceback
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
 
 
 if __name__ == "__main__":

@@ -212,7 +212,7 @@ def _cmd_batch(args: argparse.Namespace) -> int:
         Path(args.report).parent.mkdir(parents=True, exist_ok=True)
         Path(args.report).write_text(json.dumps(out, indent=2) + "\n")
     _emit(out, args.json, format_summary)
-    return 130 if summary.interrupted else 0
+    return 130 if summary.interrupted else 1 if summary.failed else 0
 
 
 def _label_batch(ledger, dataset: str, uris: list[str], judge_version: str) -> dict:
@@ -259,7 +259,7 @@ def _cmd_rejudge(args: argparse.Namespace) -> int:
     out = {"batch": summary.as_dict(), "diff": diff.as_dict()}
     _emit(out, args.json, lambda o: format_summary(o["batch"]) + "\n" + format_diff(
         args.from_version, args.to_version, o["diff"]))
-    return 130 if summary.interrupted else 0
+    return 130 if summary.interrupted else 1 if summary.failed else 0
 
 
 def format_diff(a: str, b: str, d: dict) -> str:
@@ -502,7 +502,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="gripper profile (configs/grippers.yaml) or a YAML file of its fields: "
                         "gripper.force is then that gripper's effort, not a contact force")
     p.add_argument("--json", action="store_true")
-    p.set_defaults(func=_cmd_bundle_create)
+    p.set_defaults(func=_cmd_bundle_create, input_exit=1)
 
     imp = sub.add_parser("import", help="turn other formats into bundles").add_subparsers(
         dest="import_command", required=True, metavar="FORMAT")
@@ -517,7 +517,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--keyframe-s", type=float, default=0.5)
     p.add_argument("--crf", type=int, default=18)
     p.add_argument("--json", action="store_true")
-    p.set_defaults(func=_cmd_import_lerobot)
+    p.set_defaults(func=_cmd_import_lerobot, input_exit=1)
 
     p = sub.add_parser("explain", help="one HTML page: frames, signals, contacts and every "
                        "model's answers behind a judgment")
@@ -544,7 +544,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("bundles", nargs="+", metavar="BUNDLE", help="bundle folders or URIs")
     p.add_argument("--judge", default="tiny", help="judge version (configs/judges/NAME.yaml)")
     p.add_argument("--json", action="store_true")
-    p.set_defaults(func=_cmd_judge)
+    p.set_defaults(func=_cmd_judge, input_exit=1)
 
     p = sub.add_parser("batch", help="judge many bundles on Ray into the ledgers (resumable)")
     p.add_argument("source", help="a folder of bundles, a glob, or a list file of bundle URIs")
@@ -565,7 +565,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--dataset", metavar="OWNER/SLUG", help="put the judged runs into this "
                    "dataset, each with a source: model outcome label (docs/outcomes.md)")
     p.add_argument("--json", action="store_true")
-    p.set_defaults(func=_cmd_batch)
+    p.set_defaults(func=_cmd_batch, input_exit=1)
 
     p = sub.add_parser("rejudge", help="re-judge every run of version A with version B, and diff")
     p.add_argument("--from", dest="from_version", required=True, metavar="VERSION_A")
@@ -577,7 +577,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--ray-address", metavar="ADDR")
     p.add_argument("--db", metavar="URL", help=DB_HELP)
     p.add_argument("--json", action="store_true")
-    p.set_defaults(func=_cmd_rejudge)
+    p.set_defaults(func=_cmd_rejudge, input_exit=1)
 
     p = sub.add_parser("calibrate", help="fit per-model Platt scaling on operator labels")
     p.add_argument("--judge", required=True, metavar="VERSION")

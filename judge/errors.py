@@ -7,7 +7,7 @@ the input without reading a traceback.
 
 from __future__ import annotations
 
-from rcjudge.errors import RcjudgeError
+from rcjudge.errors import InputError, RcjudgeError
 
 
 class JudgeError(RcjudgeError):
@@ -18,7 +18,7 @@ class ConfigError(JudgeError, ValueError):
     """A config file under ``configs/`` is missing or invalid."""
 
 
-class BundleError(JudgeError, ValueError):
+class BundleError(JudgeError, InputError, ValueError):
     """A run bundle is unusable (manifest, files, MCAP, streams)."""
 
 

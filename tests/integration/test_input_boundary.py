@@ -127,3 +127,27 @@ def test_inspect_json_into_a_closed_pipe(bundle_copy):
                        timeout=120)
     assert r.stdout == "{\n  \"bundl"
     assert r.stderr == ""
+
+
+def test_exit_codes_documented_in_help(capsys):
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    out = capsys.readouterr().out
+    assert "exit codes (judge, batch, rejudge, import, bundle create):" in out
+    assert "  1    some inputs failed; each is named on one stderr line" in out
+    assert "  2    usage or setup error" in out
+
+
+def test_bundle_create_with_a_bad_input_exits_1(bundle_copy, tmp_path, capsys):
+    notes = tmp_path / "notes.mp4"
+    notes.write_text("not a video\n")
+    args = ["bundle", "create", "--signals", str(tmp_path / "none.csv"),
+            "--attribution", str(bundle_copy / "attribution.json"), "--out", str(tmp_path / "o")]
+    for cam in ("left", "right", "wrist"):
+        args += ["--video", f"{cam}={notes}"]
+    assert main(args) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("rcjudge: error: ")
+    assert not (tmp_path / "o").exists()
+    assert main(["bundle", "create", "--video", "x", "--signals", "s", "--attribution", "a",
+                 "--out", str(tmp_path / "o")]) == 2  # usage: --video needs NAME=PATH

@@ -25,7 +25,7 @@ from mcap.reader import McapReader, make_reader
 from mcap.summary import Summary
 
 from judge.bundle.boundary import reading
-from judge.bundle.chunks import iter_messages
+from judge.bundle.chunks import check_data_crc, iter_messages
 from judge.bundle.intake import VerifiedBundle
 from judge.bundle.streams import (
     CAMERA_PREFIX,
@@ -130,6 +130,7 @@ def load_streams(bundle: VerifiedBundle, required_cameras: int = REQUIRED_CAMERA
     with _open(bundle, path) as f:
         reader = _reader(f, path)
         summary = _summary(reader, path)
+        check_data_crc(f, path)
         stats = summary.statistics
         channels = tuple(
             ChannelInfo(c.topic, summary.schemas[c.schema_id].name if c.schema_id else "",

@@ -30,6 +30,16 @@ def _cmd_inspect(args: argparse.Namespace) -> int:
     return 0
 
 
+def _usage(make: Callable[[], Any]) -> Any:
+    """``make()``, its :class:`~judge.errors.BundleError` (a bad flag value) a usage error."""
+    from judge.errors import BundleError
+
+    try:
+        return make()
+    except BundleError as exc:  # EncodeOptions names the flag: exit 2, not 1
+        raise JudgeError(str(exc)) from None
+
+
 def _cmd_bundle_create(args: argparse.Namespace) -> int:
     from judge.bundle.create import create_bundle
     from judge.bundle.transcode import EncodeOptions
@@ -40,8 +50,10 @@ def _cmd_bundle_create(args: argparse.Namespace) -> int:
         if not sep or not name or not path:
             raise JudgeError(f"--video {item!r}: expected NAME=PATH")
         videos[name] = path
-    encode = EncodeOptions(keyframe_s=args.keyframe_s, crf=args.crf, preset=args.preset,
-                           force=args.reencode)
+    encode = _usage(lambda: EncodeOptions(keyframe_s=args.keyframe_s, crf=args.crf,
+                                          preset=args.preset, force=args.reencode))
+    if Path(args.out).exists():  # a flag, not an input: exit 2
+        raise JudgeError(f"{args.out}: already exists; bundles are never overwritten")
     created = create_bundle(videos=videos, signals=args.signals, attribution=args.attribution,
                             out=args.out, encode=encode, progress=not args.json,
                             gripper=args.gripper)
@@ -86,10 +98,9 @@ def _cmd_import_lerobot(args: argparse.Namespace) -> int:
     from judge.bundle.lerobot import import_lerobot
     from judge.bundle.transcode import EncodeOptions
 
+    encode = _usage(lambda: EncodeOptions(keyframe_s=args.keyframe_s, crf=args.crf))
     rows = import_lerobot(args.dataset, args.out, args.mapping, args.episodes,
-                          args.pad_cameras, EncodeOptions(keyframe_s=args.keyframe_s,
-                                                          crf=args.crf),
-                          progress=not args.json)
+                          args.pad_cameras, encode, progress=not args.json)
     _emit(rows, args.json, lambda rs: "\n".join(
         f"episode {r['episode_index']}: {r['bundle']} ({r['task_id']})" for r in rs))
     return 0

@@ -282,6 +282,16 @@ def _demux(path: str, container) -> tuple[list[float], list[bytes]]:
     return ts, data
 
 
+def frame_size(video: VideoPackets) -> tuple[int, int]:
+    """(width, height) of a camera, from decoding its first access unit (an IDR) alone."""
+    ctx = av.CodecContext.create("h264", "r")
+    with reading(f"camera {video.name}", VideoError, "first frame does not decode ({})"):
+        frames = ctx.decode(av.Packet(video.data[0])) + ctx.decode(None)
+    if not frames:
+        raise VideoError(f"camera {video.name}: the first access unit gives no picture")
+    return frames[0].width, frames[0].height
+
+
 def nearest_frames(video: VideoPackets, targets: np.ndarray) -> np.ndarray:
     """Index of the frame nearest each target time; one frame interval of tolerance."""
     t = video.t

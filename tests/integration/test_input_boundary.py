@@ -151,3 +151,16 @@ def test_bundle_create_with_a_bad_input_exits_1(bundle_copy, tmp_path, capsys):
     assert not (tmp_path / "o").exists()
     assert main(["bundle", "create", "--video", "x", "--signals", "s", "--attribution", "a",
                  "--out", str(tmp_path / "o")]) == 2  # usage: --video needs NAME=PATH
+
+
+def test_inspect_shows_resolution_and_aligns_long_camera_names(bundle_copy, capsys):
+    from judge.bundle.inspect import format_report, inspect_bundle
+
+    report = inspect_bundle(str(bundle_copy))
+    assert {n: (c["width"], c["height"]) for n, c in report["cameras"].items()} == {
+        "front": (96, 64), "side": (96, 64), "top": (96, 64)}
+    report["cameras"]["overhead_wide_left"] = report["cameras"].pop("side")
+    lines = [ln for ln in format_report(report).splitlines() if " frames " in ln]
+    assert len(lines) == 3
+    assert len({ln.index(" frames ") for ln in lines}) == 1  # one column, however long a name
+    assert all("96x64" in ln for ln in lines)

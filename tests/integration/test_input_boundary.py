@@ -164,3 +164,38 @@ def test_inspect_shows_resolution_and_aligns_long_camera_names(bundle_copy, caps
     assert len(lines) == 3
     assert len({ln.index(" frames ") for ln in lines}) == 1  # one column, however long a name
     assert all("96x64" in ln for ln in lines)
+
+
+@pytest.mark.ray
+@pytest.mark.slow
+def test_batch_records_each_bad_input_and_judges_the_good(make_bundles, tmp_path):
+    """A storage backend's own error in the up-front hash pass (zip's BadZipFile, as
+    botocore's NoCredentialsError for s3://) is that bundle's failure; the batch exits 1."""
+    import json
+
+    from judge.ledgers.store import Ledger
+    from tests.integration.test_batch_errors import fake_version
+
+    good = make_bundles(2, seed=11, width=96, height=64, fps=5)
+    zero = tmp_path / "zero"
+    shutil.copytree(good[0], zero)
+    mp4 = zero_sidecar(zero)
+    loop = loop_bundle(tmp_path)
+    uri = bad_zip(tmp_path)
+    listing = tmp_path / "runs.txt"
+    listing.write_text("\n".join([str(good[0]), uri, str(zero), str(loop), str(good[1])]))
+    url = f"sqlite:///{tmp_path / 'ledger.db'}"
+    proc = subprocess.run([sys.executable, "-m", "rcjudge.cli", "batch", str(listing),
+                           "--judge", str(fake_version(tmp_path)), "--db", url, "--json"],
+                          capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "RAY_AUTH_MODE": "disabled"})
+    assert proc.returncode == 1, proc.stderr[-2000:]
+    s = json.loads(proc.stdout)
+    assert (s["total"], s["judged"], s["failed"]) == (5, 2, 3)
+    failures = {f["uri"]: (f["error"], f["message"]) for f in s["failures"]}
+    assert failures[uri] == ("BundleReadError", f"{uri}: BadZipFile: File is not a zip file")
+    assert failures[str(loop)] == ("BundleReadError", f"{loop}/manifest.json: {LOOP}")
+    error, message = failures[str(zero)]
+    assert error == "VideoError" and message.startswith(f"{mp4}: not a readable video file (")
+    with Ledger.open(url) as ledger:
+        assert ledger.judged_run_ids("fake-errors") == {g.name for g in good}

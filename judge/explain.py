@@ -404,10 +404,10 @@ def read_run_ids(path: str) -> list[str]:
                            ".jsonl")
     if not Path(path).is_file():
         raise ExplainError(f"--runs {path}: file not found")
-    try:
+    from judge.bundle.boundary import reading
+
+    with reading(f"--runs {path}", ExplainError, "cannot read: {}"):
         table = readers[suffix](path)
-    except Exception as exc:  # pyarrow raises several types for a bad file
-        raise ExplainError(f"--runs {path}: cannot read: {exc}") from None
     column = next((c for c in ("run_id", "episode_id") if c in table.column_names), None)
     if column is None:
         raise ExplainError(f"--runs {path}: no run_id or episode_id column "

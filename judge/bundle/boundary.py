@@ -60,8 +60,8 @@ def describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
 
 
-def as_input_error(exc: BaseException, where: str, error: type[BundleError] = BundleReadError,
-                   what: str = "{}") -> BundleError | None:
+def as_input_error(exc: BaseException, where: str, error: type[RcjudgeError] = BundleReadError,
+                   what: str = "{}") -> RcjudgeError | None:
     """The one-line bundle error for ``exc`` read at ``where``, or None when it is not one."""
     if isinstance(exc, RcjudgeError):
         return None
@@ -73,13 +73,13 @@ def as_input_error(exc: BaseException, where: str, error: type[BundleError] = Bu
 
 
 @contextmanager
-def reading(where: str, error: type[BundleError] = BundleReadError,
+def reading(where: str, error: type[RcjudgeError] = BundleReadError,
             what: str = "{}") -> Iterator[None]:
     """Run a read of ``where`` (a file or bundle URI); input errors leave as ``error``.
 
     Args:
         where: the file (or bundle) named when the exception names none itself.
-        error: the :class:`BundleError` subclass raised (e.g. ``McapError``).
+        error: the error class raised (a :class:`BundleError` such as ``McapError``).
         what: the message, ``{}`` standing for the cause (``"corrupt MCAP data ({})"``).
     """
     try:

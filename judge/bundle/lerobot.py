@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 import pyarrow.parquet as pq
 
+from judge.bundle.boundary import reading
 from judge.bundle.create import assemble_bundle
 from judge.bundle.decode import REQUIRED_CAMERAS
 from judge.bundle.streams import Signals, VideoPackets
@@ -213,8 +214,15 @@ def import_lerobot(dataset: str, out: str, mapping_path: str, episodes: str | No
     """Write one bundle per episode under ``out``; a summary per bundle written.
 
     Every episode is checked (cameras, task, signals) before its bundle is written; an
-    existing bundle folder is never overwritten.
+    existing bundle folder is never overwritten. Any error reading the dataset (a corrupt
+    Parquet, an unreadable file) is one :class:`LeRobotError` line naming the file.
     """
+    with reading(dataset, LeRobotError):
+        return _import(dataset, out, mapping_path, episodes, pad_cameras, encode, progress)
+
+
+def _import(dataset: str, out: str, mapping_path: str, episodes: str | None,
+            pad_cameras: bool, encode: EncodeOptions | None, progress: bool) -> list[dict]:
     root = Path(dataset)
     info = _read_json(root / "meta" / "info.json")
     mapping = _mapping(mapping_path)

@@ -336,3 +336,15 @@ def test_v3_cut_that_disagrees_with_length_is_refused(tmp_path, mapping):
         import_lerobot(str(root2), str(tmp_path / "o2"), mapping, episodes="1")
     assert str(err.value) == (f"{root2}: episode 1: its length is 16, but its data has 15 "
                               "rows (data/chunk-000/file-000.parquet)")
+
+
+def test_corrupt_data_parquet_is_one_line(tmp_path, mapping, capsys):
+    root = write_v3(tmp_path / "ds")
+    data = root / "data" / "chunk-000" / "file-000.parquet"
+    data.write_bytes(b"PAR1 not really a parquet file")
+    with pytest.raises(LeRobotError) as err:
+        import_lerobot(str(root), str(tmp_path / "o"), mapping)
+    assert str(err.value).startswith(f"{root}: ArrowInvalid: ")
+    assert main(["import", "lerobot", str(root), "--out", str(tmp_path / "o"),
+                 "--mapping", mapping]) == 1
+    assert capsys.readouterr().err.count("\n") == 1

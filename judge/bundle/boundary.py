@@ -17,10 +17,8 @@ This is the only place under ``judge/`` that inspects broad exceptions of input 
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, TypeVar
 
 from judge.errors import BundleError
 from rcjudge.errors import RcjudgeError
@@ -30,8 +28,6 @@ INPUT_LIBRARIES = frozenset({
     "adlfs", "azure", "huggingface_hub", "requests", "urllib3", "av", "mcap", "zstandard",
     "lz4", "pyarrow", "yaml", "json", "zipfile", "tarfile", "gzip", "struct", "_struct",
 })
-
-F = TypeVar("F", bound=Callable[..., Any])
 
 
 class BundleReadError(BundleError):
@@ -90,15 +86,3 @@ def reading(where: str, error: type[RcjudgeError] = BundleReadError,
             raise
         raise converted from None
 
-
-def reads_bundle(arg: int = 0) -> Callable[[F], F]:
-    """Decorator: the function reads the bundle named by its positional argument ``arg``."""
-    def wrap(fn: F) -> F:
-        @functools.wraps(fn)
-        def inner(*args: Any, **kwargs: Any) -> Any:
-            target = args[arg] if len(args) > arg else next(iter(kwargs.values()), "?")
-            where = getattr(target, "uri", target)
-            with reading(str(where)):
-                return fn(*args, **kwargs)
-        return inner  # type: ignore[return-value]
-    return wrap

@@ -34,6 +34,16 @@ def _cmd_inspect(args: argparse.Namespace) -> int:
     return 0
 
 
+def _usage(make: Callable[[], Any]) -> Any:
+    """``make()``, its :class:`~judge.errors.BundleError` (a bad flag value) a usage error."""
+    from judge.errors import BundleError
+
+    try:
+        return make()
+    except BundleError as exc:  # EncodeOptions names the flag: exit 2, not 1
+        raise JudgeError(str(exc)) from None
+
+
 def _cmd_bundle_create(args: argparse.Namespace) -> int:
     from judge.bundle.create import create_bundle
     from judge.bundle.transcode import EncodeOptions
@@ -44,8 +54,10 @@ def _cmd_bundle_create(args: argparse.Namespace) -> int:
         if not sep or not name or not path:
             raise JudgeError(f"--video {item!r}: expected NAME=PATH")
         videos[name] = path
-    encode = EncodeOptions(keyframe_s=args.keyframe_s, crf=args.crf, preset=args.preset,
-                           force=args.reencode)
+    encode = _usage(lambda: EncodeOptions(keyframe_s=args.keyframe_s, crf=args.crf,
+                                          preset=args.preset, force=args.reencode))
+    if Path(args.out).exists():  # a flag, not an input: exit 2
+        raise JudgeError(f"{args.out}: already exists; bundles are never overwritten")
     created = create_bundle(videos=videos, signals=args.signals, attribution=args.attribution,
                             out=args.out, encode=encode, progress=True,
                             gripper=args.gripper)
@@ -92,10 +104,9 @@ def _cmd_import_lerobot(args: argparse.Namespace) -> int:
     from judge.bundle.lerobot import import_lerobot
     from judge.bundle.transcode import EncodeOptions
 
+    encode = _usage(lambda: EncodeOptions(keyframe_s=args.keyframe_s, crf=args.crf))
     rows = import_lerobot(args.dataset, args.out, args.mapping, args.episodes,
-                          args.pad_cameras, EncodeOptions(keyframe_s=args.keyframe_s,
-                                                          crf=args.crf),
-                          progress=True)
+                          args.pad_cameras, encode, progress=True)
     _emit(rows, args.json, lambda rs: "\n".join(
         f"episode {r['episode_index']}: {r['bundle']} ({r['task_id']})" for r in rs))
     return 0
@@ -109,15 +120,15 @@ def _bundle_error(uri: str, exc: Exception, progress: bool) -> None:
 
 
 def _cmd_judge(args: argparse.Namespace) -> int:
-    from judge.ensemble.judge import Judge, admit, prepare_admitted
+    from judge.ensemble.judge import Judge, admit, prepare_admitted, read_streams
     from judge.ensemble.version import load_judge_version
     from rcjudge.progress import Progress
 
     version = load_judge_version(args.judge)
     admitted, failed = [], 0
-    for uri in args.bundles:  # intake first: a bad bundle is refused before any model loads
+    for uri in args.bundles:  # intake and the MCAP first: refused before any model loads
         try:
-            admitted.append(admit(uri))
+            admitted.append(read_streams(admit(uri)))
         except RcjudgeError as exc:
             _bundle_error(uri, exc, False)
             failed += 1
@@ -218,7 +229,7 @@ def _cmd_batch(args: argparse.Namespace) -> int:
         Path(args.report).parent.mkdir(parents=True, exist_ok=True)
         Path(args.report).write_text(json.dumps(out, indent=2) + "\n")
     _emit(out, args.json, format_summary)
-    return 130 if summary.interrupted else 0
+    return 130 if summary.interrupted else 1 if summary.failed else 0
 
 
 def _label_batch(ledger, dataset: str, uris: list[str], judge_version: str) -> dict:
@@ -273,7 +284,7 @@ def _cmd_rejudge(args: argparse.Namespace) -> int:
     out = {"batch": summary.as_dict(), "diff": diff.as_dict()}
     _emit(out, args.json, lambda o: format_summary(o["batch"]) + "\n" + format_diff(
         args.from_version, args.to_version, o["diff"]))
-    return 130 if summary.interrupted else 0
+    return 130 if summary.interrupted else 1 if summary.failed else 0
 
 
 def format_diff(a: str, b: str, d: dict) -> str:
@@ -536,7 +547,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="gripper profile (configs/grippers.yaml) or a YAML file of its fields: "
                         "gripper.force is then that gripper's effort, not a contact force")
     p.add_argument("--json", action="store_true")
-    p.set_defaults(func=_cmd_bundle_create)
+    p.set_defaults(func=_cmd_bundle_create, input_exit=1)
 
     imp = sub.add_parser("import", help="turn other formats into bundles").add_subparsers(
         dest="import_command", required=True, metavar="FORMAT")
@@ -551,7 +562,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--keyframe-s", type=float, default=0.5)
     p.add_argument("--crf", type=int, default=18)
     p.add_argument("--json", action="store_true")
-    p.set_defaults(func=_cmd_import_lerobot)
+    p.set_defaults(func=_cmd_import_lerobot, input_exit=1)
 
     p = sub.add_parser("explain", help="one HTML page: frames, signals, contacts and every "
                        "model's answers behind a judgment")
@@ -578,7 +589,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("bundles", nargs="+", metavar="BUNDLE", help="bundle folders or URIs")
     p.add_argument("--judge", default="tiny", help="judge version (configs/judges/NAME.yaml)")
     p.add_argument("--json", action="store_true")
-    p.set_defaults(func=_cmd_judge)
+    p.set_defaults(func=_cmd_judge, input_exit=1)
 
     p = sub.add_parser("batch", help="judge many bundles on Ray into the ledgers (resumable)")
     p.add_argument("source", help="a folder of bundles, a glob, or a list file of bundle URIs")
@@ -599,7 +610,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--dataset", metavar="OWNER/SLUG", help="put the judged runs into this "
                    "dataset, each with a source: model outcome label (docs/outcomes.md)")
     p.add_argument("--json", action="store_true")
-    p.set_defaults(func=_cmd_batch)
+    p.set_defaults(func=_cmd_batch, input_exit=1)
 
     p = sub.add_parser("rejudge", help="re-judge every run of version A with version B, and diff")
     p.add_argument("--from", dest="from_version", required=True, metavar="VERSION_A")
@@ -611,7 +622,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--ray-address", metavar="ADDR")
     p.add_argument("--db", metavar="URL", help=DB_HELP)
     p.add_argument("--json", action="store_true")
-    p.set_defaults(func=_cmd_rejudge)
+    p.set_defaults(func=_cmd_rejudge, input_exit=1)
 
     p = sub.add_parser("calibrate", help="fit per-model Platt scaling on operator labels")
     p.add_argument("--judge", required=True, metavar="VERSION")

@@ -7,7 +7,7 @@ the input without reading a traceback.
 
 from __future__ import annotations
 
-from rcjudge.errors import RcjudgeError
+from rcjudge.errors import InputError, RcjudgeError
 
 
 class JudgeError(RcjudgeError):
@@ -18,7 +18,7 @@ class ConfigError(JudgeError, ValueError):
     """A config file under ``configs/`` is missing or invalid."""
 
 
-class BundleError(JudgeError, ValueError):
+class BundleError(JudgeError, InputError, ValueError):
     """A run bundle is unusable (manifest, files, MCAP, streams)."""
 
 
@@ -37,12 +37,12 @@ class HashMismatchError(BundleError):
 class AttributionError(BundleError):
     """One or more of the required attribution fields are missing or empty."""
 
-    def __init__(self, missing: list[str], source: str = "request") -> None:
+    def __init__(self, missing: list[str], source: str = "request",
+                 message: str | None = None) -> None:
         self.missing = list(missing)
-        super().__init__(
+        super().__init__(message or (
             f"{source}: missing {len(self.missing)} required attribution field(s): "
-            + ", ".join(self.missing)
-        )
+            + ", ".join(self.missing)))
 
 
 class McapError(BundleError):

@@ -106,9 +106,40 @@ def _esc(x: object) -> str:
     return html.escape(str(x), quote=True)
 
 
+def nice_ticks(lo: float, hi: float, most: int = 6) -> list[float]:
+    """Round tick values (steps of 1, 2 or 5 x 10^k) inside ``lo..hi``: the widest step
+    giving at least 3 and at most ``most`` of them."""
+    span = hi - lo
+    if span <= 0:
+        return [lo]
+    mag = 10 ** np.floor(np.log10(span))
+    for step in (m * mag * 10.0 ** e for e in (0, -1, -2) for m in (5, 2, 1)):
+        first = np.ceil(lo / step - 1e-9) * step
+        ticks = [float(round(v, 12)) + 0.0 for v in np.arange(first, hi + step * 1e-9, step)]
+        if 3 <= len(ticks) <= most or len(ticks) > most:
+            return ticks if len(ticks) <= most else ticks[::2]
+    return [lo, (lo + hi) / 2, hi]
+
+
+def _axes(x, y, lo: float, hi: float, t1: float, box: tuple[int, int, int, int]) -> list[str]:
+    """Grid lines and labelled ticks on both axes (``box``: left, top, plot w, plot h)."""
+    left, top, pw, ph = box
+    out = []
+    for v in nice_ticks(lo, hi, 5):
+        out.append(f'<line class="grid" x1="{left}" x2="{left + pw}" y1="{y(v):.1f}" '
+                   f'y2="{y(v):.1f}"/><text class="axis ytick" x="{left - 4}" '
+                   f'y="{y(v) + 3:.1f}" text-anchor="end">{v:.4g}</text>')
+    for v in nice_ticks(0.0, t1, 9):
+        out.append(f'<line class="grid" x1="{x(v):.1f}" x2="{x(v):.1f}" y1="{top}" '
+                   f'y2="{top + ph}"/><text class="axis xtick" x="{x(v):.1f}" '
+                   f'y="{top + ph + 16}" text-anchor="middle">{v:g} s</text>')
+    return out
+
+
 def _plot(title: str, t: np.ndarray, series: list[tuple[str, np.ndarray]], ev: Evidence,
           unit: str, width: int = 900, height: int = 150) -> str:
-    """An inline SVG line plot with the dense windows shaded and contact events marked."""
+    """An inline SVG line plot with the dense windows shaded and contact events marked,
+    ticks on both axes and a legend naming every line in its colour (a ``figure``)."""
     left, right, top, bottom = 56, 10, 18, 22
     pw, ph = width - left - right, height - top - bottom
     t0, t1 = 0.0, max(ev.duration_s, float(t[-1]) if len(t) else 0.0, 1e-9)
@@ -123,23 +154,28 @@ def _plot(title: str, t: np.ndarray, series: list[tuple[str, np.ndarray]], ev: E
     def y(v: float) -> float:
         return top + (hi - v) / (hi - lo) * ph
 
-    out = [f'<svg class="plot" width="{width}" height="{height}" viewBox="0 0 {width} {height}" '
-           f'role="img" aria-label="{_esc(title)}">',
+    out = [f'<figure class="plotbox"><svg class="plot" width="{width}" height="{height}" '
+           f'viewBox="0 0 {width} {height}" role="img" aria-label="{_esc(title)}">',
            f'<text x="{left}" y="12" class="ptitle">{_esc(title)} ({_esc(unit)})</text>']
     for a, b in ev.windows:
         out.append(f'<rect class="window" x="{x(a):.1f}" y="{top}" width="{x(b) - x(a):.1f}" '
                    f'height="{ph}"/>')
+    out += _axes(x, y, lo, hi, t1, (left, top, pw, ph))
     for i, s in enumerate(ev.targets):
         cls = "tick shown" if i in set(ev.shown.tolist()) else "tick"
         out.append(f'<line class="{cls}" x1="{x(s):.1f}" x2="{x(s):.1f}" y1="{top + ph}" '
                    f'y2="{top + ph + 6}"/>')
     palette = ["#24292f", "#bc4c00", "#0550ae", "#116329", "#8250df", "#bf3989", "#4d2d00"]
     step = max(1, len(t) // 1500)  # at most ~1500 points a line
+    legend = []
     for k, (name, s) in enumerate(series):
+        colour = palette[k % len(palette)]
         pts = " ".join(f"{x(float(a)):.1f},{y(float(b)):.1f}"
                        for a, b in zip(t[::step], s[::step], strict=True))
-        out.append(f'<polyline class="line" fill="none" stroke="{palette[k % len(palette)]}" '
+        out.append(f'<polyline class="line" fill="none" stroke="{colour}" '
                    f'points="{pts}"><title>{_esc(name)}</title></polyline>')
+        legend.append(f'<span data-colour="{colour}" style="color:{colour}">'
+                      f'<i style="background:{colour}"></i>{_esc(name)}</span>')
     for c in ev.contacts:
         colour = KIND_COLOUR.get(c.kind, "#57606a")
         out.append(f'<line class="event event-{_esc(c.kind)}" data-t="{c.t:.3f}" '
@@ -147,11 +183,8 @@ def _plot(title: str, t: np.ndarray, series: list[tuple[str, np.ndarray]], ev: E
                    f'stroke="{colour}"><title>{_esc(c.kind)} t={c.t:.3f}s</title></line>')
         out.append(f'<text class="elabel" x="{x(c.t) + 3:.1f}" y="{top + 10}" fill="{colour}">'
                    f'{_esc(c.kind)}</text>')
-    out.append(f'<text class="axis" x="4" y="{top + 8}">{hi:.3g}</text>'
-               f'<text class="axis" x="4" y="{top + ph}">{lo:.3g}</text>'
-               f'<text class="axis" x="{left}" y="{height - 4}">0 s</text>'
-               f'<text class="axis" x="{width - right - 40}" y="{height - 4}">{t1:.2f} s</text>')
     out.append("</svg>")
+    out.append(f'<figcaption class="plot-legend">{"".join(legend)}</figcaption></figure>')
     return "\n".join(out)
 
 
@@ -171,6 +204,14 @@ th{background:#f6f8fa} .num{text-align:right;font-variant-numeric:tabular-nums}
 .frame img{display:block;border:3px solid transparent}
 .frame.shown img{border-color:#0969da} .frame.dense{color:#9a6700}
 .legend span{margin-right:12px}
+figure.plotbox{margin:8px 0;max-width:900px}
+svg.plot{display:block;width:100%;height:auto}
+.plot .grid{stroke:#eaeef2;stroke-width:1}
+.plot-legend{font-size:11px;display:flex;flex-wrap:wrap;gap:2px 12px;padding-left:56px}
+.plot-legend i{display:inline-block;width:14px;height:3px;margin:0 4px 3px 0;
+  vertical-align:middle}
+h1,p,code,td{overflow-wrap:anywhere} table{max-width:100%}
+@media (max-width:760px){body{margin:12px} td,th{padding:3px 4px;font-size:12px}}
 """
 
 
@@ -363,10 +404,10 @@ def read_run_ids(path: str) -> list[str]:
                            ".jsonl")
     if not Path(path).is_file():
         raise ExplainError(f"--runs {path}: file not found")
-    try:
+    from judge.bundle.boundary import reading
+
+    with reading(f"--runs {path}", ExplainError, "cannot read: {}"):
         table = readers[suffix](path)
-    except Exception as exc:  # pyarrow raises several types for a bad file
-        raise ExplainError(f"--runs {path}: cannot read: {exc}") from None
     column = next((c for c in ("run_id", "episode_id") if c in table.column_names), None)
     if column is None:
         raise ExplainError(f"--runs {path}: no run_id or episode_id column "

@@ -5,16 +5,25 @@ Each package registers its own subcommands (``judge.cli``, ``judge.ledgers.cli``
 serves the Judge API and the verdict screen; each is a thin wrapper over a library
 function.
 Errors raised on purpose (:class:`rcjudge.errors.RcjudgeError`) print as one line
-and exit 2; pass ``--debug`` for the traceback.
+(``--debug`` for the traceback); the exit codes are :data:`EXIT_CODES`.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 
-from rcjudge.errors import RcjudgeError
+from rcjudge.errors import InputError, RcjudgeError
+
+EXIT_CODES = """exit codes (judge, batch, rejudge, import, bundle create):
+  0    every input was judged (or written)
+  1    some inputs failed; each is named on one stderr line (batch: in its summary)
+  2    usage or setup error (flags, config, judge version, models, ledger); other
+       commands also exit 2 for a bad input
+  130  interrupted (Ctrl-C); a batch resumes where it stopped
+  141  stdout was closed early (`rcjudge inspect --json | head`)"""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -27,7 +36,9 @@ def build_parser() -> argparse.ArgumentParser:
     from rcjudge.serve import register as register_serve
     from verdict.cli import register as register_verdict
 
-    parser = argparse.ArgumentParser(prog="rcjudge", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="rcjudge", description=__doc__.splitlines()[0],
+                                     epilog=EXIT_CODES,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     register_bench(sub)
@@ -49,10 +60,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.debug:
             raise
         print(f"rcjudge: error: {exc}", file=sys.stderr)
-        return 2
+        return getattr(args, "input_exit", 2) if isinstance(exc, InputError) else 2
     except KeyboardInterrupt:
         print("rcjudge: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # `rcjudge inspect --json | head`: the reader left; no traceback
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
 
 
 if __name__ == "__main__":

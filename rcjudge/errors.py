@@ -12,6 +12,14 @@ class RcjudgeError(Exception):
     """Root of every error rcjudge raises on purpose."""
 
 
+class InputError(RcjudgeError):
+    """An input given to a command (a bundle, a recording, a dataset) is unusable.
+
+    The commands that read inputs (``judge``, ``batch``, ``rejudge``, ``import``,
+    ``bundle create``) exit 1 for it; a usage or setup error exits 2 (``rcjudge --help``).
+    """
+
+
 def describe_validation(exc) -> str:
     """A pydantic ValidationError as one line: ``field.path: message (got VALUE); …``.
 

@@ -24,7 +24,8 @@ def resolve_sources(source: str) -> list[str]:
     except hidden ones (names starting with ``.``): intake refuses an entry that is not a
     bundle (:class:`~judge.errors.NotABundleError`), so a batch counts and records it instead
     of dropping it. A list file (``.txt`` / ``.list``) holds one URI per line; blank lines
-    and lines starting with ``#`` are skipped.
+    and lines starting with ``#`` are skipped; a relative entry is relative to the list
+    file's folder (not the working folder).
 
     Raises:
         SourceError: the source names nothing, holds no bundle at all, or its protocol is
@@ -48,13 +49,21 @@ def resolve_sources(source: str) -> list[str]:
         found = [ln for ln in lines if ln and not ln.startswith("#")]
         if not found:
             raise SourceError(f"{source}: the list file names no bundle")
-        return found
+        here = posixpath.dirname(path)
+        return [ln if "://" in ln or "::" in ln or posixpath.isabs(ln)
+                else uri(posixpath.join(here, ln)) for ln in found]
     elif fs.isdir(path):
         if is_bundle(path):
             return [uri(path)]
         found = [p.rstrip("/") for p in fs.ls(path, detail=False) if not _hidden(p)]
         any_bundle = bool(fs.glob(posixpath.join(path, "*", MANIFEST)))
     else:
+        try:
+            fs.info(path)  # a symlink loop or a denied folder says so, not "no such folder"
+        except FileNotFoundError:
+            pass
+        except OSError as exc:
+            raise SourceError(f"{source}: {exc.strerror or exc}") from None
         raise SourceError(f"{source}: no such folder, glob match or list file")
     if not any_bundle:
         names = sorted(posixpath.basename(p) for p in found)

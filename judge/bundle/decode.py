@@ -24,7 +24,8 @@ from mcap.exceptions import EndOfFile, InvalidMagic
 from mcap.reader import McapReader, make_reader
 from mcap.summary import Summary
 
-from judge.bundle.chunks import iter_messages
+from judge.bundle.boundary import reading
+from judge.bundle.chunks import check_data_crc, iter_messages
 from judge.bundle.intake import VerifiedBundle
 from judge.bundle.streams import (
     CAMERA_PREFIX,
@@ -80,12 +81,14 @@ class Frames:
 
 @contextmanager
 def _open(bundle: VerifiedBundle, path: str) -> Iterator[IO[bytes]]:
-    try:
-        f = bundle.fs.open(path, "rb")
-    except FileNotFoundError:
-        raise McapError(f"{path}: file not found") from None
-    with f:
-        yield f
+    """Open ``path`` of the bundle; every input error inside is the MCAP's one line."""
+    with reading(path, McapError):
+        try:
+            f = bundle.fs.open(path, "rb")
+        except FileNotFoundError:
+            raise McapError(f"{path}: file not found") from None
+        with f:
+            yield f
 
 
 def _reader(f: IO[bytes], path: str) -> McapReader:
@@ -104,10 +107,8 @@ def _reader(f: IO[bytes], path: str) -> McapReader:
 
 
 def _summary(reader, path: str) -> Summary:
-    try:
+    with reading(path, McapError, "truncated or corrupt MCAP (summary unreadable: {})"):
         summary = reader.get_summary()
-    except Exception as exc:  # mcap raises several types on damaged footers
-        raise McapError(f"{path}: truncated or corrupt MCAP (summary unreadable: {exc})") from None
     if summary is None or summary.statistics is None:
         raise McapError(f"{path}: MCAP has no summary section (truncated or written unfinished)")
     return summary
@@ -129,6 +130,7 @@ def load_streams(bundle: VerifiedBundle, required_cameras: int = REQUIRED_CAMERA
     with _open(bundle, path) as f:
         reader = _reader(f, path)
         summary = _summary(reader, path)
+        check_data_crc(f, path)
         stats = summary.statistics
         channels = tuple(
             ChannelInfo(c.topic, summary.schemas[c.schema_id].name if c.schema_id else "",
@@ -150,8 +152,8 @@ def load_streams(bundle: VerifiedBundle, required_cameras: int = REQUIRED_CAMERA
         gripper: list[JointStates] = []
         ids = {cid: c.topic for cid, c in summary.channels.items()
                if c.topic in video or c.topic in (JOINT_TOPIC, GRIPPER_TOPIC)}
-        try:
-            for cid, log_time, data in iter_messages(f, summary, set(ids)):
+        with reading(path, McapError, "corrupt MCAP data ({})"):
+            for cid, log_time, data in iter_messages(f, summary, set(ids), path):
                 topic = ids[cid]
                 if topic in video:
                     cv = CompressedVideo.FromString(data)
@@ -165,10 +167,6 @@ def load_streams(bundle: VerifiedBundle, required_cameras: int = REQUIRED_CAMERA
                     joints.append((log_time, JointStates.FromString(data)))
                 else:
                     gripper.append((log_time, JointStates.FromString(data)))
-        except (VideoError, ChannelError):
-            raise
-        except Exception as exc:
-            raise McapError(f"{path}: corrupt MCAP data ({type(exc).__name__}: {exc})") from None
     videos = {posixpath.basename(t): _video(path, posixpath.basename(t), *video[t]) for t in cams}
     for name, sidecar in sorted(bundle.sidecars.items()):
         if name in videos:
@@ -186,12 +184,9 @@ def _metadata(reader, summary: Summary, path: str) -> dict[str, dict[str, str]]:
     """The metadata records the judge reads (``rcjudge.gripper``), by name."""
     if not any(m.name == GRIPPER_META for m in summary.metadata_indexes):
         return {}
-    try:
+    with reading(path, McapError, f"unreadable metadata record {GRIPPER_META} ({{}})"):
         return {m.name: dict(m.metadata) for m in reader.iter_metadata()
                 if m.name == GRIPPER_META}
-    except Exception as exc:  # damaged metadata records
-        raise McapError(f"{path}: unreadable metadata record {GRIPPER_META} "
-                        f"({type(exc).__name__}: {exc})") from None
 
 
 def _expect(path: str, ch: ChannelInfo, schema: str) -> None:
@@ -251,35 +246,50 @@ def _signals(path: str, joints: list, gripper: list, start: int) -> Signals:
 
 def read_mp4(bundle: VerifiedBundle | None, path: str, name: str) -> VideoPackets:
     """Demux an H.264 ``.mp4`` into Annex B access units (AVCC → Annex B filter)."""
-    try:
-        f = bundle.fs.open(path, "rb") if bundle else open(path, "rb")
-    except FileNotFoundError:
-        raise VideoError(f"{path}: file not found") from None
-    with f:
+    with reading(path, VideoError):
         try:
-            container = av.open(f, "r")
-        except av.FFmpegError as exc:
-            raise VideoError(f"{path}: not a readable video file ({exc})") from None
-        with container:
-            if not container.streams.video:
-                raise VideoError(f"{path}: no video stream")
-            stream = container.streams.video[0]
-            if stream.codec_context.name != "h264":
-                raise VideoError(f"{path}: video codec is {stream.codec_context.name!r}, "
-                                 "expected 'h264'")
-            bsf = av.BitStreamFilterContext("h264_mp4toannexb", stream)
-            ts, data, last = [], [], None
-            for packet in container.demux(stream):
-                for out in bsf.filter(packet if packet.size else None):
-                    if out.pts is None:
-                        raise VideoError(f"{path}: packet without a timestamp")
-                    if last is not None and out.pts <= last:
-                        raise VideoError(f"{path}: frames are reordered (B-frames); re-encode "
-                                         "without B-frames, e.g. ffmpeg -c:v libx264 -bf 0")
-                    last = out.pts
-                    ts.append(float(out.pts * out.time_base))
-                    data.append(bytes(out))
+            f = bundle.fs.open(path, "rb") if bundle else open(path, "rb")
+        except FileNotFoundError:
+            raise VideoError(f"{path}: file not found") from None
+        with f:
+            with reading(path, VideoError, "not a readable video file ({})"):
+                container = av.open(f, "r")
+            with reading(path, VideoError, "unreadable video data ({})"), container:
+                ts, data = _demux(path, container)
     return _video(path, name, ts, data)
+
+
+def _demux(path: str, container) -> tuple[list[float], list[bytes]]:
+    """Annex B access units and their seconds, of the first video stream of ``container``."""
+    if not container.streams.video:
+        raise VideoError(f"{path}: no video stream")
+    stream = container.streams.video[0]
+    if stream.codec_context.name != "h264":
+        raise VideoError(f"{path}: video codec is {stream.codec_context.name!r}, "
+                         "expected 'h264'")
+    bsf = av.BitStreamFilterContext("h264_mp4toannexb", stream)
+    ts, data, last = [], [], None
+    for packet in container.demux(stream):
+        for out in bsf.filter(packet if packet.size else None):
+            if out.pts is None:
+                raise VideoError(f"{path}: packet without a timestamp")
+            if last is not None and out.pts <= last:
+                raise VideoError(f"{path}: frames are reordered (B-frames); re-encode "
+                                 "without B-frames, e.g. ffmpeg -c:v libx264 -bf 0")
+            last = out.pts
+            ts.append(float(out.pts * out.time_base))
+            data.append(bytes(out))
+    return ts, data
+
+
+def frame_size(video: VideoPackets) -> tuple[int, int]:
+    """(width, height) of a camera, from decoding its first access unit (an IDR) alone."""
+    ctx = av.CodecContext.create("h264", "r")
+    with reading(f"camera {video.name}", VideoError, "first frame does not decode ({})"):
+        frames = ctx.decode(av.Packet(video.data[0])) + ctx.decode(None)
+    if not frames:
+        raise VideoError(f"camera {video.name}: the first access unit gives no picture")
+    return frames[0].width, frames[0].height
 
 
 def nearest_frames(video: VideoPackets, targets: np.ndarray) -> np.ndarray:

@@ -1,8 +1,9 @@
 """Inspect: what is in a bundle, for a person debugging it (like ``mcap info``).
 
 Runs intake, reads the streams, detects contacts and computes the sampled
-timestamps exactly as judging would, without decoding a single picture: with the contact
-and sampling settings of ``configs/sampling.yaml``, or of a judge version (``--judge``).
+timestamps exactly as judging would, with the contact and sampling settings of
+``configs/sampling.yaml``, or of a judge version (``--judge``); the only pictures decoded are
+each camera's first (for its resolution, as stored: a rotated camera shows its upright size).
 Each contact's peak is given in its channel's unit (N, Nm, mm) beside the robust z-score
 of an impact.
 """
@@ -13,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from judge.bundle.decode import load_streams
+from judge.bundle.decode import frame_size, load_streams
 from judge.bundle.intake import intake
 from judge.bundle.sample import plan_targets
 from judge.bundle.streams import GRIPPER_META
@@ -41,7 +42,9 @@ def inspect_bundle(uri: str, judge: str | None = None) -> dict[str, Any]:
     cameras = {}
     for name, v in sorted(streams.videos.items()):
         keys = v.t[v.keyframe]
+        width, height = frame_size(v)
         cameras[name] = {
+            "width": width, "height": height,
             "source": "mp4" if name in bundle.sidecars else "mcap",
             "frames": len(v.t), "fps": round(v.fps, 3), "keyframes": int(v.keyframe.sum()),
             "keyframe_interval_s": round(float(np.median(np.diff(keys))), 3) if len(keys) > 1
@@ -85,8 +88,10 @@ def format_report(r: dict[str, Any]) -> str:
         lines.append(f"  {c['topic']:<{width}}  {c['messages']:>6} msgs  "
                      f"{c['rate_hz'] or 0:>7.2f} Hz  {c['schema']} [{c['encoding']}]")
     lines.append("cameras:")
+    cw = max((len(n) for n in r["cameras"]), default=0)
     for name, c in r["cameras"].items():
-        lines.append(f"  {name:<8} {c['frames']:>5} frames  {c['fps']:>6.2f} fps  "
+        lines.append(f"  {name:<{cw}}  {c['width']}x{c['height']:<5} {c['frames']:>5} frames  "
+                     f"{c['fps']:>6.2f} fps  "
                      f"keyframe every {c['keyframe_interval_s']} s  ({c['source']})")
     lines.append(f"signals:   {len(r['signals']['joints'])} joints at "
                  f"{r['signals']['rate_hz']} Hz")

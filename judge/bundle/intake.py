@@ -17,6 +17,7 @@ import fsspec
 from pydantic import ValidationError
 
 from judge.api.protocol import Attribution
+from judge.bundle.boundary import reading
 from judge.bundle.filesystems import url_to_fs
 from judge.bundle.manifest import Manifest, bundle_hash, read_manifest, sha256_file
 from judge.config import attribution_fields
@@ -63,10 +64,22 @@ def missing_attribution(data: Any, fields: tuple[str, ...] | None = None) -> lis
     return missing
 
 
+def json_type(value: Any) -> str:
+    """The JSON name of a parsed value's type (``[1]`` -> ``"array"``)."""
+    for kind, name in ((bool, "boolean"), (dict, "object"), (list, "array"), (str, "string"),
+                       (int | float, "number")):
+        if isinstance(value, kind):
+            return name
+    return "null"
+
+
 def validate_attribution(data: Any, source: str = "request") -> Attribution:
     """Refuse a run missing any required field, naming all of them; then check types."""
     if not isinstance(data, dict):
-        raise AttributionError(list(attribution_fields()), source)
+        fields = list(attribution_fields())
+        raise AttributionError(fields, source, f"{source}: not an object (a JSON "
+                               f"{json_type(data)}); expected an object with the "
+                               f"{len(fields)} attribution fields")
     if missing := missing_attribution(data):
         raise AttributionError(missing, source)
     fields = {k: v for k, v in data.items() if k in Attribution.model_fields}
@@ -127,7 +140,14 @@ def intake(uri: str, request: dict[str, Any] | None = None) -> VerifiedBundle:
     Raises:
         ManifestError, HashMismatchError, AttributionError: naming the file or fields.
         BundleError: the URI's protocol is unknown or its package is not installed.
+        BundleReadError: a file cannot be read (filesystem or storage backend error, a
+            symlink loop, credentials), naming the file and the cause.
     """
+    with reading(uri):
+        return _intake(uri, request)
+
+
+def _intake(uri: str, request: dict[str, Any] | None) -> VerifiedBundle:
     fs, root = url_to_fs(uri)
     root = root.rstrip("/")
     manifest = read_manifest(fs, root)

@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 import pyarrow.parquet as pq
 
+from judge.bundle.boundary import reading
 from judge.bundle.create import assemble_bundle
 from judge.bundle.decode import REQUIRED_CAMERAS
 from judge.bundle.streams import Signals, VideoPackets
@@ -191,14 +192,37 @@ def _signals(root: Path, ep: Episode, info: dict, mapping: dict, source: str,
                    gripper_force=force), notes
 
 
+def _check_frames(root: Path, ep: Episode, cam: VideoPackets,
+                  span: tuple[float, float] | None) -> None:
+    """Refuse a camera whose frames (in the episode's cut) are not the episode's ``length``.
+
+    The rule: frames, ``length`` and the data rows must agree; a cut is never trimmed or
+    padded to make them (a wrong ``to_timestamp`` would silently move frames between
+    episodes).
+    """
+    if len(cam.t) == ep.length:
+        return
+    where = f" in {span[0]:.3f}-{span[1]:.3f} s" if span else ""
+    raise LeRobotError(f"{root}: episode {ep.index}: camera {cam.name} has {len(cam.t)} "
+                       f"frame(s){where}, but the episode's length is {ep.length} (and its "
+                       f"data has {ep.length} rows); fix from_timestamp/to_timestamp or length")
+
+
 def import_lerobot(dataset: str, out: str, mapping_path: str, episodes: str | None = None,
                    pad_cameras: bool = False, encode: EncodeOptions | None = None,
                    progress: bool = False) -> list[dict]:
     """Write one bundle per episode under ``out``; a summary per bundle written.
 
     Every episode is checked (cameras, task, signals) before its bundle is written; an
-    existing bundle folder is never overwritten.
+    existing bundle folder is never overwritten. Any error reading the dataset (a corrupt
+    Parquet, an unreadable file) is one :class:`LeRobotError` line naming the file.
     """
+    with reading(dataset, LeRobotError):
+        return _import(dataset, out, mapping_path, episodes, pad_cameras, encode, progress)
+
+
+def _import(dataset: str, out: str, mapping_path: str, episodes: str | None,
+            pad_cameras: bool, encode: EncodeOptions | None, progress: bool) -> list[dict]:
     root = Path(dataset)
     info = _read_json(root / "meta" / "info.json")
     mapping = _mapping(mapping_path)
@@ -233,11 +257,15 @@ def import_lerobot(dataset: str, out: str, mapping_path: str, episodes: str | No
         if folder.exists():
             raise LeRobotError(f"{folder}: already exists; bundles are never overwritten")
         signals, notes = _signals(root, ep, info, mapping, mapping_path)
+        if len(signals.t) != ep.length:
+            raise LeRobotError(f"{root}: episode {index}: its length is {ep.length}, but its "
+                               f"data has {len(signals.t)} rows ({ep.data})")
         cams: list[VideoPackets] = []
         for k in keys:
             path, a, b = ep.videos[k]
             span = (a, b) if a is not None and b is not None else None
             cams.append(ingest_video(str(root / path), names[k], encode, progress, span).packets)
+            _check_frames(root, ep, cams[-1], span)
         for k in range(len(cams), REQUIRED_CAMERAS):  # --pad-cameras
             suffix = "_copy" if k == len(keys) else f"_copy{k - len(keys) + 1}"
             cams.append(VideoPackets(name=cams[0].name + suffix, t=cams[0].t,

@@ -19,6 +19,7 @@ from typing import Any, Literal
 import fsspec
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from judge.bundle.boundary import reading
 from judge.bundle.filesystems import url_to_fs
 from judge.errors import JudgeError, ManifestError, NotABundleError
 from rcjudge.errors import describe_validation
@@ -126,8 +127,9 @@ def claimed_bundle_hash(uri: str) -> str | None:
     Intake still verifies every file of a bundle that is judged.
     """
     try:
-        fs, root = url_to_fs(uri)
-        return read_manifest(fs, root.rstrip("/")).bundle_hash
+        with reading(uri):  # a storage backend's own error (credentials) is the bundle's
+            fs, root = url_to_fs(uri)
+            return read_manifest(fs, root.rstrip("/")).bundle_hash
     except (JudgeError, OSError, ValueError, ImportError):
         return None
 

@@ -38,6 +38,9 @@ PROGRESS_MIN_FRAMES = 300  # inputs at least this long get a progress bar (on a 
 PRESETS = ("ultrafast", "superfast", "veryfast", "faster", "fast", "medium", "slow")
 
 
+SPAN_TOLERANCE_S = 1e-4  # LeRobot's own tolerance_s: a span edge this close is the frame's
+
+
 @dataclass(frozen=True)
 class EncodeOptions:
     """How a camera file that does not conform is re-encoded."""
@@ -168,7 +171,7 @@ def _reencode(path: str, name: str, opts: EncodeOptions, rotation: int,
                 last = frame.pts
                 if span is not None:
                     ft = float(frame.pts * tb)
-                    if ft < span[0] - 1e-9 or ft >= span[1] - 1e-9:
+                    if ft < span[0] - SPAN_TOLERANCE_S or ft >= span[1] - SPAN_TOLERANCE_S:
                         bar.step()
                         continue
                 up = _upright(frame, rotation)
@@ -192,7 +195,7 @@ def _reencode(path: str, name: str, opts: EncodeOptions, rotation: int,
         raise VideoError(f"{path}: encoder returned {len(packets)} packets for {len(pts_in)} "
                          "frames or changed their order")
     data = [bytes(p) for p in packets]
-    shift = span[0] if span is not None else 0.0
+    shift = min(span[0], float(pts_in[0] * tb)) if span is not None else 0.0  # never < 0
     return VideoPackets(name=name, t=np.array([float(p * tb) - shift for p in pts_in]),
                         keyframe=np.array([is_idr(d) for d in data]), data=data)
 
@@ -219,8 +222,9 @@ def ingest_video(path: str, name: str, options: EncodeOptions | None = None,
         name: the camera's name in the bundle.
         options: keyframe interval, quality and speed of a re-encode.
         progress: show a progress bar on a terminal for long re-encodes.
-        span: keep only the frames with ``start <= t < end`` (s) and shift them to start
-            at 0 — one episode of a file holding several (always re-encoded: a cut
+        span: keep only the frames with ``start - tol <= t < end - tol`` (s, ``tol`` =
+            :data:`SPAN_TOLERANCE_S`, LeRobot's 1e-4 s) and shift them to start at 0 — one
+            episode of a file holding several (always re-encoded: a cut
             need not start on a keyframe).
 
     Raises:

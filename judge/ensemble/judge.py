@@ -19,7 +19,7 @@ import numpy as np
 
 from judge.api.protocol import Attribution
 from judge.bundle.cycle import cycle_time
-from judge.bundle.decode import decode_frames, load_streams
+from judge.bundle.decode import Streams, decode_frames, load_streams
 from judge.bundle.intake import VerifiedBundle, intake
 from judge.bundle.sample import plan_targets
 from judge.config import configs_dir, load_yaml
@@ -93,6 +93,7 @@ class Admitted:
     bundle: VerifiedBundle
     instruction: str
     intake_s: float
+    streams: Streams | None = None  # read up front (``read_streams``): the MCAP checked early
 
 
 def admit(uri: str, request: dict[str, Any] | None = None) -> Admitted:
@@ -108,11 +109,22 @@ def admit(uri: str, request: dict[str, Any] | None = None) -> Admitted:
     return Admitted(bundle=bundle, instruction=instruction, intake_s=time.perf_counter() - t0)
 
 
+def read_streams(a: Admitted) -> Admitted:
+    """``a`` with its MCAP read (no pixel decoded): a corrupt MCAP is refused before models load.
+
+    Raises:
+        BundleError: the MCAP or a sidecar camera is unreadable or malformed.
+    """
+    t0 = time.perf_counter()
+    streams = load_streams(a.bundle)
+    return replace(a, streams=streams, intake_s=a.intake_s + time.perf_counter() - t0)
+
+
 def prepare_admitted(a: Admitted, version: JudgeVersion, run_id: str | None = None) -> Prepared:
     """Decode an admitted bundle and choose the images every question shows."""
     t1 = time.perf_counter()
     bundle = a.bundle
-    streams = load_streams(bundle)
+    streams = a.streams or load_streams(bundle)
     contacts, targets = plan_targets(streams, version.sampling_settings())
     frames = question_images(decode_frames(streams.videos, targets).images, version)
     t2 = time.perf_counter()

@@ -64,3 +64,42 @@ def test_explain_page_in_chromium(make_bundles, tmp_path: Path, artifacts_dir: P
         assert np.asarray(Image.open(io.BytesIO(strip))).std() > 10  # frames, not blank
         page.screenshot(path=str(artifacts_dir / "explain_page.png"), full_page=True)
         browser.close()
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("width", [600, 2000])
+def test_explain_page_legends_ticks_and_layout(make_bundles, tmp_path: Path, width: int,
+                                               artifacts_dir: Path) -> None:
+    """Every line has a legend entry in its colour, both axes have ticks, and from 600 to
+    2,000 px nothing is cut off and the page never scrolls sideways (issue 28 item 7)."""
+    from playwright.sync_api import sync_playwright
+
+    bundle = make_bundles(1, seed=3, outcome="grasp.slip", width=96, height=64, fps=10)[0]
+    version = tmp_path / "fake-explain.yaml"
+    version.write_text(yaml.safe_dump({"name": "fake-explain", "models": [
+        {"name": f"m{i}", "backend": "fake", "options": {"script": SCRIPT}} for i in range(3)]}))
+    out = tmp_path / "explain.html"
+    assert main(["explain", str(bundle), "--judge", str(version), "--out", str(out)]) == 0
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": width, "height": 1200})
+        page.goto(out.as_uri())
+        plots = page.locator("figure.plotbox")
+        assert plots.count() == 3
+        for i in range(3):
+            fig = plots.nth(i)
+            lines = fig.locator("polyline.line").evaluate_all(
+                "ps => ps.map(p => [p.textContent.trim(), p.getAttribute('stroke')])")
+            legend = fig.locator(".plot-legend span").evaluate_all(
+                "ss => ss.map(s => [s.textContent.trim(), s.dataset.colour])")
+            assert legend == lines and len(lines) >= 1
+            assert fig.locator("text.ytick").count() >= 3
+            assert fig.locator("text.xtick").count() >= 3
+        assert plots.nth(2).locator(".plot-legend span").count() == 7  # 7 joints
+        view = page.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
+        assert view[0] <= view[1], f"horizontal scroll at {width} px: {view}"
+        rights = page.locator("svg.plot, table, .plot-legend, .cam, p, h1").evaluate_all(
+            "es => es.map(e => e.getBoundingClientRect().right)")
+        assert max(rights) <= width
+        page.screenshot(path=str(artifacts_dir / f"explain_page_{width}px.png"), full_page=True)
+        browser.close()

@@ -143,7 +143,7 @@ def test_batch_reports_and_records_entries_that_are_not_bundles(mixed_folder, tm
                            "--judge", str(fake_version(tmp_path)), "--db", url, "--json"],
                           capture_output=True, text=True, timeout=300,
                           env={**os.environ, "RAY_AUTH_MODE": "disabled"})
-    assert proc.returncode == 0, proc.stderr
+    assert proc.returncode == 1, proc.stderr  # some inputs failed (issue 28 item 4)
     s = json.loads(proc.stdout)
     assert (s["total"], s["judged"], s["skipped"], s["failed"]) == (5, 2, 0, 3)
     failures = sorted((f["uri"], f["error"], f["message"]) for f in s["failures"])

@@ -68,8 +68,8 @@ def test_judges_the_good_reports_each_bad_and_exits_1(bundles, tmp_path, capsys)
     out, err = capsys.readouterr()
     assert [j["bundle_uri"] for j in json.loads(out)] == good
     assert all(j["success"] is True for j in json.loads(out))
-    # intake refuses flipped and loose before any model loads; junk fails in decode
-    assert err == f"{errors['flipped']}\n{errors['loose']}\n{errors['junk']}\n"
+    # intake and the MCAP read refuse all three before any model loads, in argument order
+    assert err == f"{errors['flipped']}\n{errors['junk']}\n{errors['loose']}\n"
 
     assert main(args) == 1
     out, err = capsys.readouterr()
@@ -78,7 +78,7 @@ def test_judges_the_good_reports_each_bad_and_exits_1(bundles, tmp_path, capsys)
                                "suc.conf", "ms"]
     assert [r.split()[:3] for r in rows[2:]] == [[g.rsplit("/", 1)[1], "true", "true"]
                                                  for g in good]
-    assert err == f"{errors['flipped']}\n{errors['loose']}\n{errors['junk']}\n"
+    assert err == f"{errors['flipped']}\n{errors['junk']}\n{errors['loose']}\n"
 
 
 def test_all_good_exits_0(bundles, tmp_path, capsys):
@@ -96,6 +96,10 @@ def test_bad_bundles_are_refused_before_any_model_loads(bundles, tmp_path, capsy
     out, err = capsys.readouterr()
     assert json.loads(out) == []
     assert err == f"{errors['flipped']}\n{errors['loose']}\n"
+    # an MCAP that is not one is named before the models load (issue 28 item 7)
+    assert main(["judge", bad["junk"], "--judge", missing, "--json"]) == 1
+    out, err = capsys.readouterr()
+    assert json.loads(out) == [] and err == f"{errors['junk']}\n"
     # one bundle passes intake: the bad one is reported first, then the models cannot load
     assert main(["judge", bad["flipped"], good[0], "--judge", missing]) == 2
     out, err = capsys.readouterr()

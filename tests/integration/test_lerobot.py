@@ -294,3 +294,57 @@ def test_dataset_written_by_lerobot_itself(name, files, tmp_path, capsys):
     got = import_lerobot(str(fixture), str(tmp_path / "two"), str(mapping), episodes="2")
     assert [(r["episode_index"], Path(r["bundle"]).name) for r in got] == [
         (2, f"{name}-ep000002")]
+
+
+def edit_episodes(root: Path, ep: int, **changes) -> None:
+    """Change columns of one row of a v3.0 episodes table (``to_timestamp`` for every camera)."""
+    path = root / "meta" / "episodes" / "chunk-000" / "file-000.parquet"
+    rows = pq.read_table(path).to_pylist()
+    for key, value in changes.items():
+        for col in rows[ep]:
+            if col == key or col.endswith("/" + key):
+                rows[ep][col] = value(rows[ep][col]) if callable(value) else value
+    pq.write_table(pa.Table.from_pylist(rows), path)
+
+
+def test_v3_cut_within_lerobots_tolerance(tmp_path, mapping):
+    # to_timestamp 1 µs late: the next episode's first frame must not come in (issue 28 item 6)
+    root = write_v3(tmp_path / "ds")
+    edit_episodes(root, 0, to_timestamp=lambda t: t + 1e-6)
+    edit_episodes(root, 1, from_timestamp=lambda t: t + 1e-6)
+    got = import_lerobot(str(root), str(tmp_path / "o"), mapping)
+    assert [r["frames"] for r in got] == [{"front": 20, "side": 20, "wrist": 20},
+                                         {"front": 15, "side": 15, "wrist": 15}]
+    streams = load_streams(intake(got[1]["bundle"]))
+    frames = decode_frames(streams.videos, streams.videos["front"].t[:1])
+    assert read_frame_index(frames.images[0][0]) == 20
+
+
+def test_v3_cut_that_disagrees_with_length_is_refused(tmp_path, mapping):
+    root = write_v3(tmp_path / "ds")
+    edit_episodes(root, 0, to_timestamp=2.5)  # 25 frames in the window; length and rows: 20
+    with pytest.raises(LeRobotError) as err:
+        import_lerobot(str(root), str(tmp_path / "o"), mapping)
+    assert str(err.value) == (
+        f"{root}: episode 0: camera front has 25 frame(s) in 0.000-2.500 s, but the "
+        "episode's length is 20 (and its data has 20 rows); fix from_timestamp/to_timestamp "
+        "or length")
+    assert not (tmp_path / "o").exists()
+    root2 = write_v3(tmp_path / "ds2")
+    edit_episodes(root2, 1, length=16)
+    with pytest.raises(LeRobotError) as err:
+        import_lerobot(str(root2), str(tmp_path / "o2"), mapping, episodes="1")
+    assert str(err.value) == (f"{root2}: episode 1: its length is 16, but its data has 15 "
+                              "rows (data/chunk-000/file-000.parquet)")
+
+
+def test_corrupt_data_parquet_is_one_line(tmp_path, mapping, capsys):
+    root = write_v3(tmp_path / "ds")
+    data = root / "data" / "chunk-000" / "file-000.parquet"
+    data.write_bytes(b"PAR1 not really a parquet file")
+    with pytest.raises(LeRobotError) as err:
+        import_lerobot(str(root), str(tmp_path / "o"), mapping)
+    assert str(err.value).startswith(f"{root}: ArrowInvalid: ")
+    assert main(["import", "lerobot", str(root), "--out", str(tmp_path / "o"),
+                 "--mapping", mapping]) == 1
+    assert capsys.readouterr().err.count("\n") == 1

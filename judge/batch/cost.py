@@ -9,8 +9,11 @@ call's seconds × ``gpu_share``) counts only the busy part; summed over a batch 
 * GPU: the whole GPUs the batch's placement group holds (one bundle of one GPU per GPU of
   the plan, ``judge.batch.plan.place_on_gpus``) × (start-up + judging seconds) ×
   ``gpu_hour_usd``;
-* CPU: the CPUs its actors ask for (prepare workers and model replicas, ``cpu_share``
-  each) × the same seconds × ``cpu_hour_usd``;
+* CPU: the CPUs its actors keep busy when they work (:func:`cpus_held`: a prepare worker
+  decodes on a whole CPU, a model replica on CPU computes on its ``options.threads``, a
+  replica on a GPU holds its ``cpu_share``; never less than Ray's ``cpu_share`` each) × the
+  same seconds × ``cpu_hour_usd`` — Ray's fractional ``num_cpus`` alone would price a CPU
+  model's compute below the seconds it spent (a utilisation over 100 %);
 * per judgment: that / judged; utilisation: busy / reserved.
 
 Prices from ``configs/pricing.yaml`` (``judge.ensemble.judge.pricing``).
@@ -36,6 +39,17 @@ class BatchCost:
 
     def as_dict(self) -> dict[str, float]:
         return {k: round(v, 8) if isinstance(v, float) else v for k, v in asdict(self).items()}
+
+
+def cpus_held(version, plan) -> float:
+    """The CPUs a batch's actors keep busy (see the module docstring): ``plan`` is its
+    ``judge.batch.plan.Plan``, ``version`` its judge version."""
+    from judge.batch.plan import on_gpu
+
+    share = plan.cpu_share
+    models = sum(n * (share if on_gpu(m) else max(share, float(m.options.get("threads", 1))))
+                 for m, n in zip(version.models, plan.replicas, strict=True))
+    return plan.prepare_workers * max(share, 1.0) + models
 
 
 def batch_cost(gpus_held: int, cpus_held: float, startup_s: float, seconds: float,

@@ -46,7 +46,7 @@ import ray
 from ray.util.placement_group import remove_placement_group
 
 from judge.batch.actors import PrepareActor
-from judge.batch.cost import BatchCost, batch_cost
+from judge.batch.cost import BatchCost, batch_cost, cpus_held
 from judge.batch.driver import Batch
 from judge.batch.place import BatchError, place_replicas, start_ray, start_replicas, unplaced
 from judge.batch.plan import Unplaceable, check_overrides, plan_batch
@@ -179,6 +179,6 @@ def run_batch(uris: list[str], version: JudgeVersion, ledger: Ledger,
             ray.kill(actor)
         remove_placement_group(pg)
         summary.reserved = batch_cost(
-            len(plan.gpus), plan.cpu_share * (plan.prepare_workers + sum(plan.replicas)),
+            len(plan.gpus), cpus_held(version, plan),
             summary.startup_s, summary.seconds, summary.cost_usd, summary.judged, pricing())
     return summary

@@ -92,14 +92,15 @@ def test_engines_sharing_a_gpu_start_one_after_another_where_the_plan_says(
     assert len({ld["node"] for ld in loads}) == 2  # spread over both nodes
     for ls in by_gpu.values():
         assert sum(share[ld["model"]] for ld in ls) <= CAP
-    # the cost: 3 whole GPUs and 11 actors' CPU shares held from reservation to the end
+    # the cost: 3 whole GPUs, a whole CPU per prepare worker (it decodes on one) and the 9
+    # GPU replicas' CPU shares, held from reservation to the end
     from judge.batch.cost import batch_cost
     from judge.ensemble.judge import pricing
 
-    cpus = s.plan["prepare_workers"] + 9
+    cpus = s.plan["prepare_workers"] * 1.0 + 9 * 0.18
     out = s.as_dict()
-    assert (out["cost"]["gpus_held"], out["cost"]["cpus_held"]) == (3, round(0.18 * cpus, 8))
-    want = batch_cost(3, 0.18 * cpus, s.startup_s, s.seconds, s.cost_usd, 3, pricing())
+    assert (out["cost"]["gpus_held"], out["cost"]["cpus_held"]) == (3, round(cpus, 8))
+    want = batch_cost(3, cpus, s.startup_s, s.seconds, s.cost_usd, 3, pricing())
     assert out["cost_usd"] == round(want.usd, 6) and out["busy_cost_usd"] == round(s.cost_usd, 6)
     assert out["cost"]["per_judgment_usd"] == round(want.usd / 3, 8)
     assert s.startup_s >= 3 * LOAD_S  # three engines one after another on each GPU

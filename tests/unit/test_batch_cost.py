@@ -30,3 +30,23 @@ def test_cpu_only_batch_and_nothing_judged():
                    judged=0, price=PRICE)
     assert c.usd == pytest.approx(0.0024, abs=1e-15)
     assert (c.per_judgment_usd, c.utilisation) == (0.0, pytest.approx(0.25))
+
+
+def test_cpus_held_count_what_the_actors_keep_busy():
+    """The tiny judge on 2 CPUs (the demo's batch): Ray's cpu_share is 0.25, but the prepare
+    worker decodes on a whole CPU and each of the 3 CPU replicas computes on its 1 thread:
+    1 + 3 = 4 CPUs, not 4 × 0.25 = 1 (which priced the demo's batch at a 156 % utilisation).
+    rc-judge-v1 on 8 GPUs: 8 copies × 3 GPU replicas hold their 0.25 CPU share each, and the
+    4 prepare workers a CPU each: 4 + 24 × 0.25 = 10."""
+    from judge.batch.cost import cpus_held
+    from judge.batch.plan import plan_batch
+    from judge.ensemble.version import load_judge_version
+
+    tiny = load_judge_version("tiny")
+    plan = plan_batch(tiny, {"CPU": 2}, place=False)
+    assert (plan.prepare_workers, plan.replicas, plan.cpu_share) == (1, (1, 1, 1), 0.25)
+    assert cpus_held(tiny, plan) == 4.0
+    v1 = load_judge_version("rc-judge-v1")
+    plan = plan_batch(v1, {"CPU": 8, "GPU": 8})
+    assert (plan.prepare_workers, plan.replicas) == (4, (8, 8, 8))
+    assert cpus_held(v1, plan) == 4 + 24 * plan.cpu_share

@@ -21,7 +21,7 @@ from fastapi.responses import JSONResponse
 from judge.api.errors import ApiError
 from judge.api.protocol import Problem, ValidationProblem
 from judge.api.service import Caller, JudgeService
-from judge.outcomes.labels import OutcomeLabelError
+from judge.outcomes.labels import OutcomeLabelError, TextError
 from judge.outcomes.store import Forbidden, NotFound, OutcomeError, OutcomeStore
 
 PREFIX = "/api/v1"
@@ -70,6 +70,8 @@ def _call(fn, *args: Any, **kwargs: Any) -> Any:
         raise ApiError(404, str(exc)) from None
     except Forbidden as exc:
         raise ApiError(403, str(exc)) from None
+    except TextError as exc:
+        raise ApiError(422, str(exc)) from None
     except (OutcomeLabelError, OutcomeError) as exc:
         raise ApiError(400, str(exc)) from None
 

@@ -54,6 +54,7 @@ from judge.api.protocol import (
     WebhookTestResult,
 )
 from judge.api.service import Caller, JudgeService, Reply, _iso, validate_request
+from judge.outcomes.text import first_bad
 
 MAX_BODY = 64 * 1024  # bytes
 MAX_DEPTH = 32
@@ -68,7 +69,24 @@ def problem_response(status: int, detail: str, instance: str | None = None,
 
 
 class BadJson(ValueError):
-    """The body is not acceptable JSON (the reason is the message)."""
+    """The body is not acceptable JSON (the reason is the message); answered with 400."""
+
+    status = 400
+
+
+class BadText(BadJson):
+    """A string of the body may not be stored (lone surrogate, NUL): 422 naming the field."""
+
+    status = 422
+
+
+def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise BadJson(f"malformed JSON: duplicate key {key!r}")
+        out[key] = value
+    return out
 
 
 def _int(text: str) -> int:
@@ -107,7 +125,8 @@ def parse_json(raw: bytes) -> Any:
     except UnicodeDecodeError as exc:
         raise BadJson(f"body is not valid UTF-8 (byte {exc.start})") from None
     try:
-        doc = json.loads(text, parse_int=_int, parse_float=_float, parse_constant=_constant)
+        doc = json.loads(text, parse_int=_int, parse_float=_float, parse_constant=_constant,
+                         object_pairs_hook=_pairs)
     except BadJson:
         raise
     except RecursionError:
@@ -116,6 +135,9 @@ def parse_json(raw: bytes) -> Any:
         raise BadJson(f"malformed JSON: {exc}") from None
     if _depth(doc) > MAX_DEPTH:
         raise BadJson(f"JSON nested deeper than {MAX_DEPTH} levels")
+    bad = first_bad(doc)
+    if bad:
+        raise BadText(f"{bad[0]}: {bad[1]}")
     return doc
 
 
@@ -163,7 +185,7 @@ class BodyGuard:
             try:
                 doc = parse_json(raw)
             except BadJson as exc:
-                return await refuse(400, str(exc))
+                return await refuse(exc.status, str(exc))
             scope.setdefault("state", {})["json"] = doc
         sent = False
 

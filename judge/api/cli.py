@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 from datetime import datetime
 from typing import Any
 
@@ -22,7 +23,16 @@ class ApiCliError(JudgeError, ValueError):
 def _service(args: argparse.Namespace) -> Any:
     from judge.api.service import JudgeService
 
-    return JudgeService(args.db, workers=1)
+    return JudgeService(args.db, workers=1, bundle_roots=getattr(args, "bundle_root", None) or ())
+
+
+def bundle_root_arg(p: argparse.ArgumentParser) -> None:
+    """``--bundle-root URI`` (repeatable): where the server may read bundles from."""
+    env = [r for r in os.environ.get("RCJUDGE_BUNDLE_ROOTS", "").split(",") if r.strip()]
+    p.add_argument("--bundle-root", action="append", metavar="URI", default=env,
+                   help="a folder or object-store prefix (s3://bucket/prefix, gs://, az://) "
+                   "the API reads bundles from; repeatable, added to $RCJUDGE_BUNDLE_ROOTS "
+                   "(comma-separated); none: every judgment is refused")
 
 
 def _cmd_serve(args: argparse.Namespace) -> int:
@@ -174,6 +184,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     db(p, json_flag=False)
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=8000)
+    bundle_root_arg(p)
     p.set_defaults(func=_cmd_serve)
 
     keys = sub.add_parser("keys", help="API keys: create, list, revoke").add_subparsers(

@@ -18,7 +18,7 @@ import hashlib
 import json
 import secrets
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -29,6 +29,7 @@ from sqlalchemy.engine import Connection
 
 from judge.api import auth
 from judge.api import tables as T
+from judge.api.bundle_roots import BundleRoots
 from judge.api.catalog import CatalogMixin
 from judge.api.errors import ApiError, problem
 from judge.api.protocol import ChargedTo, Job, JobResult, JudgmentRequest, JudgmentResponse
@@ -157,11 +158,14 @@ class JudgeService(CatalogMixin, WebhookMixin):
         judges: judge version name -> a loaded :class:`Judge` (default: load by name, once).
         workers: threads for asynchronous jobs and webhook deliveries.
         test_schema: on PostgreSQL, the schema of the test-mode database.
+        bundle_roots: the only folders / object-store prefixes bundles are read from
+            (:class:`judge.api.bundle_roots.BundleRoots`); none: every judgment is refused.
     """
 
     def __init__(self, url: str | None = None, *,
                  judges: Callable[[str], Judge] | None = None, workers: int = 2,
-                 test_schema: str = TEST_SCHEMA) -> None:
+                 test_schema: str = TEST_SCHEMA,
+                 bundle_roots: Iterable[str] = ()) -> None:
         from judge.ledgers.store import default_url
 
         url = url or default_url()
@@ -169,6 +173,7 @@ class JudgeService(CatalogMixin, WebhookMixin):
                       "test": _Mode(*test_url(url, test_schema), mode="test")}
         self._judges: dict[str, Judge] = {}
         self._load_judge = judges or Judge
+        self.bundle_roots = BundleRoots(bundle_roots)
         self._judge_lock = threading.Lock()
         self._locks: dict[str, threading.Lock] = {}
         self.pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="rcjudge-api")
@@ -429,6 +434,7 @@ class JudgeService(CatalogMixin, WebhookMixin):
 
     def _judge_and_write(self, caller: Caller, uri: str, doc: dict[str, Any],
                          judge_name: str, charge: bool) -> JudgmentResponse:
+        uri = self.bundle_roots.admit(uri)  # before anything is opened or loaded
         judge = self.judge_for(judge_name)
         task = doc.get("task") or {}
         try:
@@ -437,7 +443,7 @@ class JudgeService(CatalogMixin, WebhookMixin):
                 prepared = prepare_admitted(admitted, judge.version)
                 judgment = judge.judge_prepared(prepared)
         except RcjudgeError as exc:
-            raise ApiError(422, public_detail(exc, task)) from None
+            raise ApiError(422, self.bundle_roots.hide(public_detail(exc, task))) from None
         run = Run(run_id=prepared.run_id, bundle_uri=prepared.uri,
                   bundle_hash=prepared.bundle_hash, attribution=prepared.attribution,
                   duration_s=prepared.duration_s, cycle_sec=prepared.cycle_sec)

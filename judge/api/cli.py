@@ -47,6 +47,18 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_tier_b(args: argparse.Namespace) -> int:
+    service = _service(args)
+    try:
+        added = service.designate_tier_b(args.task_ids, args.mode)
+    finally:
+        service.close()
+    out = {"designated": added, "tasks": len(set(args.task_ids)), "mode": args.mode}
+    print(json.dumps(out) if args.json else
+          f"{added} task(s) newly tier B ({args.mode}); ids are kept only as keyed hashes")
+    return 0
+
+
 def _cmd_keys_create(args: argparse.Namespace) -> int:
     from judge.api.auth import RIGHTS
 
@@ -186,6 +198,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--port", type=int, default=8000)
     bundle_root_arg(p)
     p.set_defaults(func=_cmd_serve)
+    p = api.add_parser("tier-b", help="designate tasks tier B (the operator's, never a "
+                       "caller's: their cells need K tasks of other key owners)")
+    db(p)
+    p.add_argument("task_ids", nargs="+", metavar="TASK_ID")
+    p.add_argument("--mode", choices=["live", "test"], default="live")
+    p.set_defaults(func=_cmd_tier_b)
 
     keys = sub.add_parser("keys", help="API keys: create, list, revoke").add_subparsers(
         dest="keys_command", required=True, metavar="ACTION")

@@ -19,12 +19,25 @@ from fastapi import Depends, FastAPI, Header, Query, Request
 from fastapi.responses import JSONResponse
 
 from judge.api.errors import ApiError
-from judge.api.protocol import Problem, ValidationProblem
+from judge.api.protocol import (
+    DatasetCreate,
+    DatasetCreated,
+    OutcomeLabelWrite,
+    Problem,
+    ValidationProblem,
+)
 from judge.api.service import Caller, JudgeService
 from judge.outcomes.labels import OutcomeLabelError, TextError
 from judge.outcomes.store import Forbidden, NotFound, OutcomeError, OutcomeStore
 
 PREFIX = "/api/v1"
+
+
+def _body(model: Any) -> dict[str, Any]:
+    """``openapi_extra`` declaring a JSON request body of ``model`` (the body itself is read
+    by the body guard and validated by the store, which names the field)."""
+    return {"requestBody": {"required": True, "content": {"application/json": {
+        "schema": model.model_json_schema(ref_template="#/components/schemas/{model}")}}}}
 _R = {status: {"model": ValidationProblem if status == 422 else Problem, "description": what}
       for status, what in (
     (400, "A rule of the contract broken (detail names the field and the rule)"),
@@ -96,6 +109,17 @@ def openapi(app: FastAPI) -> dict[str, Any]:
             app, routes, "rcjudge sequence outcomes",
             "Datasets, sequences and versioned outcome labels, and the quality-target "
             "alert webhook (docs/outcomes.md).", app.state.outcome_webhooks.routes)
+        spec = app.state.outcomes_openapi
+        schemas = spec.setdefault("components", {}).setdefault("schemas", {})
+        for ops in spec["paths"].values():
+            for op in ops.values():
+                body = op.get("requestBody", {}).get("content", {}).get("application/json")
+                if body:
+                    schemas.update(body["schema"].pop("$defs", {}))
+        spec["components"]["securitySchemes"] = {
+            "bearer": {"type": "http", "scheme": "bearer"},
+            "avalaApiKey": {"type": "apiKey", "in": "header", "name": "X-Avala-Api-Key"}}
+        spec["security"] = [{"bearer": []}, {"avalaApiKey": []}]
     return app.state.outcomes_openapi
 
 
@@ -116,7 +140,9 @@ def register(app: FastAPI) -> None:
         """Every dataset the key may read."""
         return _call(_store(request, who).list_datasets, who.key_id)
 
-    @app.post(f"{PREFIX}/datasets/", tags=tags, status_code=201, responses=_R)
+    @app.post(f"{PREFIX}/datasets/", tags=tags, status_code=201, responses={
+        **_R, 201: {"model": DatasetCreated, "description": "Created"}},
+        openapi_extra=_body(DatasetCreate))
     def create_dataset(request: Request, who: Writer) -> JSONResponse:
         """Create ``{"owner", "slug", "public"}``; the creating key may edit it."""
         doc = request.scope.get("state", {}).get("json")
@@ -142,7 +168,8 @@ def register(app: FastAPI) -> None:
         return _call(_store(request, who).get_label, f"{owner}/{slug}", sequence_uid,
                      key_id=who.key_id)
 
-    @app.put(f"{base}/sequences/{{sequence_uid}}/outcome/", tags=tags, responses=_R)
+    @app.put(f"{base}/sequences/{{sequence_uid}}/outcome/", tags=tags, responses=_R,
+             openapi_extra=_body(OutcomeLabelWrite))
     def put_outcome(owner: str, slug: str, sequence_uid: str, request: Request,
                     who: Writer) -> dict[str, Any]:
         """Write a new current label (the whole label; omitted optional fields unset)."""

@@ -246,6 +246,19 @@ Cursor = Annotated[str | None, Query(max_length=200)]
 Limit = Annotated[int, Query(ge=1, le=100)]
 
 
+def allowed_methods(app: Any, scope: dict) -> str:
+    """``Allow`` for the scope's path: the methods of every route of that path, and OPTIONS."""
+    from starlette.routing import Match
+
+    methods = {"OPTIONS"}
+    for route in app.router.routes:
+        match, _ = route.matches({**scope, "method": "GET"}) if hasattr(route, "matches") \
+            else (Match.NONE, None)
+        if match != Match.NONE:
+            methods |= set(getattr(route, "methods", None) or ())
+    return ", ".join(sorted(methods))
+
+
 def create_app(service: JudgeService) -> FastAPI:
     """The FastAPI app serving ``service``."""
     app = FastAPI(title="rcjudge Judge API", version="1.0.0",
@@ -261,12 +274,16 @@ def create_app(service: JudgeService) -> FastAPI:
     @app.exception_handler(StarletteHTTPException)
     async def _http_error(request: Request, exc: StarletteHTTPException) -> Response:
         detail = exc.detail if isinstance(exc.detail, str) else json.dumps(exc.detail)
+        headers = getattr(exc, "headers", None)
         if exc.status_code == 405:
+            allow = allowed_methods(request.app, request.scope)
+            if request.method == "OPTIONS":
+                return Response(status_code=204, headers={"Allow": allow})
+            headers = {**(headers or {}), "Allow": allow}
             detail = f"{request.method} is not allowed on {request.url.path}"
         elif exc.status_code == 404:
             detail = f"no such endpoint: {request.url.path}"
-        return problem_response(exc.status_code, detail, request.url.path,
-                                getattr(exc, "headers", None))
+        return problem_response(exc.status_code, detail, request.url.path, headers)
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(request: Request, exc: RequestValidationError) -> Response:
@@ -523,8 +540,11 @@ def openapi(app: FastAPI) -> dict[str, Any]:
     from judge.api.outcomes import PREFIX
 
     routes = [r for r in app.routes if not getattr(r, "path", "").startswith(PREFIX)]
-    app.openapi_schema = build_openapi(app, routes, app.title, app.description,
-                                       app.webhooks.routes)
+    spec = build_openapi(app, routes, app.title, app.description, app.webhooks.routes)
+    spec.setdefault("components", {})["securitySchemes"] = {
+        "bearer": {"type": "http", "scheme": "bearer"}}
+    spec["security"] = [{"bearer": []}]
+    app.openapi_schema = spec
     return app.openapi_schema
 
 

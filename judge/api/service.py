@@ -301,7 +301,8 @@ class JudgeService(CatalogMixin, WebhookMixin):
         if idempotency_key is None:
             return self._submit(caller, request, respond_async)
         if not 1 <= len(idempotency_key) <= 255 or not idempotency_key.isascii():
-            raise ApiError(400, "Idempotency-Key: 1 to 255 ASCII characters")
+            raise ApiError(400, "Idempotency-Key: 1 to 255 ASCII characters",
+                           param="Idempotency-Key")
         digest = hashlib.sha256(canonical(doc)).hexdigest()
         mode = self.modes[caller.mode]
         stored = self._claim(mode, caller.key_id, idempotency_key, digest)

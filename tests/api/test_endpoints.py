@@ -104,7 +104,7 @@ def test_no_bare_object_and_every_property_typed(spec):
 @pytest.mark.parametrize("path", ["/v1/attestations", "/v1/attestations/at_1"])
 def test_attestations_cannot_be_written(client, live_key, method, path):
     r = client.request(method, path, headers=bearer(live_key), json={"subject": "x"})
-    assert r.status_code == 405 and r.headers["allow"] == "GET"
+    assert r.status_code == 405 and r.headers["allow"] == "GET, OPTIONS"
     assert r.headers["content-type"] == "application/problem+json"
     assert r.json()["detail"] == f"{method} is not allowed on {path}"
 

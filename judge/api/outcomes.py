@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import Depends, FastAPI, Header, Query, Request
+from fastapi import Depends, FastAPI, Header, Path, Query, Request
 from fastapi.responses import JSONResponse
 
 from judge.api.errors import ApiError
@@ -47,6 +47,9 @@ _R = {status: {"model": ValidationProblem if status == 422 else Problem, "descri
     (413, "Body over the size limit"), (415, "Not application/json"),
     (422, "A query parameter out of range"))}
 Filter = Annotated[str | None, Query(max_length=2000)]
+_NAME = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$"  # judge.outcomes.store.parse_dataset's rule
+Owner = Annotated[str, Path(pattern=_NAME)]
+Slug = Annotated[str, Path(pattern=_NAME)]
 
 
 def _caller(request: Request, authorization: Annotated[str | None, Header()] = None,
@@ -162,7 +165,7 @@ def register(app: FastAPI) -> None:
     base = f"{PREFIX}/datasets/{{owner}}/{{slug}}"
 
     @app.get(f"{base}/sequences/{{sequence_uid}}/outcome/", tags=tags, responses=_R)
-    def get_outcome(owner: str, slug: str, sequence_uid: str, request: Request,
+    def get_outcome(owner: Owner, slug: Slug, sequence_uid: str, request: Request,
                     who: Reader) -> dict[str, Any]:
         """The sequence's current label; 404 when it has none."""
         return _call(_store(request, who).get_label, f"{owner}/{slug}", sequence_uid,
@@ -170,7 +173,7 @@ def register(app: FastAPI) -> None:
 
     @app.put(f"{base}/sequences/{{sequence_uid}}/outcome/", tags=tags, responses=_R,
              openapi_extra=_body(OutcomeLabelWrite))
-    def put_outcome(owner: str, slug: str, sequence_uid: str, request: Request,
+    def put_outcome(owner: Owner, slug: Slug, sequence_uid: str, request: Request,
                     who: Writer) -> dict[str, Any]:
         """Write a new current label (the whole label; omitted optional fields unset)."""
         doc = request.scope.get("state", {}).get("json")
@@ -178,14 +181,14 @@ def register(app: FastAPI) -> None:
                      key_id=who.key_id)
 
     @app.get(f"{base}/sequences/{{sequence_uid}}/outcome/history/", tags=tags, responses=_R)
-    def outcome_history(owner: str, slug: str, sequence_uid: str, request: Request,
+    def outcome_history(owner: Owner, slug: Slug, sequence_uid: str, request: Request,
                         who: Reader) -> list[dict[str, Any]]:
         """Every version of the label, newest first (a plain array)."""
         return _call(_store(request, who).history, f"{owner}/{slug}", sequence_uid,
                      key_id=who.key_id)
 
     @app.get(f"{base}/sequence-outcomes/", tags=tags, responses=_R)
-    def list_outcomes(owner: str, slug: str, request: Request, who: Reader,
+    def list_outcomes(owner: Owner, slug: Slug, request: Request, who: Reader,
                       outcome: Filter = None, evaluation_membership: Filter = None,
                       source: Filter = None, autonomy_level: Filter = None,
                       model_version: Filter = None, cursor: Filter = None,
@@ -198,7 +201,7 @@ def register(app: FastAPI) -> None:
         return _page(request, page)
 
     @app.get(f"{base}/sequences/", tags=tags, responses=_R)
-    def list_sequences(owner: str, slug: str, request: Request, who: Reader,
+    def list_sequences(owner: Owner, slug: Slug, request: Request, who: Reader,
                        outcome: Filter = None, evaluation_membership: Filter = None,
                        cursor: Filter = None,
                        limit: Annotated[int, Query(ge=1, le=100)] = 100) -> dict[str, Any]:

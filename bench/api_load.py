@@ -112,7 +112,8 @@ def run(seconds: float, clients: int, max_requests: int, bundles: int) -> list[d
         paths = write_synthetic_set(Path(tmp) / "bundles", bundles,
                                     SynthConfig(seed=5, width=96, height=64, fps=10))
         docs = [request_for(p, "fake-v1") for p in paths]
-        service = JudgeService(f"sqlite:///{tmp}/load.db", judges=fake_judge)
+        service = JudgeService(f"sqlite:///{tmp}/load.db", judges=fake_judge,
+                               bundle_roots=[tmp])
         key = service.create_key("load", "live", sorted(RIGHTS))[0]
         caller = service.authenticate(f"Bearer {key}")
         auth = {"Authorization": f"Bearer {key}"}

@@ -1,6 +1,6 @@
 """``rcjudge serve``: one server for the Judge API and, when asked, the verdict screen.
 
-``rcjudge serve [--db URL] [--host H] [--port P]`` serves the HTTP Judge API
+``rcjudge serve [--db URL] [--host H] [--port P] [--bundle-root URI]…`` serves the HTTP Judge API
 (``judge.api``: ``/v1/…``, ``/openapi.json``, ``/docs``). Given any of the verdict
 screen's inputs (``--cards``, the three tables + ``--artifact``, ``--previous``) it
 serves the screen in the same process too, at the paths it always had (``/``,
@@ -35,6 +35,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    "$RCJUDGE_DB or the data dir's rcjudge.db)")
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=DEFAULT_PORT)
+    from judge.api.cli import bundle_root_arg
+
+    bundle_root_arg(p)
     p.add_argument("--no-api", action="store_true",
                    help="serve only the verdict screen (no database is opened)")
     screen_args(p)
@@ -60,13 +63,16 @@ def build(args: argparse.Namespace) -> tuple[Any, Any]:
 
     if args.no_api and args.db is not None:
         raise ServeError("--db: the Judge API's database; not used with --no-api")
+    if args.no_api and args.bundle_root:
+        raise ServeError("--bundle-root: where the Judge API reads bundles; not used with "
+                         "--no-api")
     screen = screen_app(args) if args.no_api or wants_screen(args) else None
     if args.no_api:
         return screen, None
     from judge.api.routes import create_app
     from judge.api.service import JudgeService
 
-    service = JudgeService(args.db, workers=1)
+    service = JudgeService(args.db, workers=1, bundle_roots=args.bundle_root)
     app = create_app(service)
     if screen is not None:
         add_screen(app, screen)

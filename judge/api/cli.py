@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 from datetime import datetime
 from typing import Any
 
@@ -22,7 +23,16 @@ class ApiCliError(JudgeError, ValueError):
 def _service(args: argparse.Namespace) -> Any:
     from judge.api.service import JudgeService
 
-    return JudgeService(args.db, workers=1)
+    return JudgeService(args.db, workers=1, bundle_roots=getattr(args, "bundle_root", None) or ())
+
+
+def bundle_root_arg(p: argparse.ArgumentParser) -> None:
+    """``--bundle-root URI`` (repeatable): where the server may read bundles from."""
+    env = [r for r in os.environ.get("RCJUDGE_BUNDLE_ROOTS", "").split(",") if r.strip()]
+    p.add_argument("--bundle-root", action="append", metavar="URI", default=env,
+                   help="a folder or object-store prefix (s3://bucket/prefix, gs://, az://) "
+                   "the API reads bundles from; repeatable, added to $RCJUDGE_BUNDLE_ROOTS "
+                   "(comma-separated); none: every judgment is refused")
 
 
 def _cmd_serve(args: argparse.Namespace) -> int:
@@ -34,6 +44,18 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         serve(create_app(service), args.host, args.port)
     finally:
         service.close()
+    return 0
+
+
+def _cmd_tier_b(args: argparse.Namespace) -> int:
+    service = _service(args)
+    try:
+        added = service.designate_tier_b(args.task_ids, args.mode)
+    finally:
+        service.close()
+    out = {"designated": added, "tasks": len(set(args.task_ids)), "mode": args.mode}
+    print(json.dumps(out) if args.json else
+          f"{added} task(s) newly tier B ({args.mode}); ids are kept only as keyed hashes")
     return 0
 
 
@@ -174,7 +196,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     db(p, json_flag=False)
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=8000)
+    bundle_root_arg(p)
     p.set_defaults(func=_cmd_serve)
+    p = api.add_parser("tier-b", help="designate tasks tier B (the operator's, never a "
+                       "caller's: their cells need K tasks of other key owners)")
+    db(p)
+    p.add_argument("task_ids", nargs="+", metavar="TASK_ID")
+    p.add_argument("--mode", choices=["live", "test"], default="live")
+    p.set_defaults(func=_cmd_tier_b)
 
     keys = sub.add_parser("keys", help="API keys: create, list, revoke").add_subparsers(
         dest="keys_command", required=True, metavar="ACTION")

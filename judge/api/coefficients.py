@@ -14,6 +14,11 @@ body × task family × tier × judge version.
   under ``K`` is withheld. Whether to broaden depends only on task counts, never on
   outcomes. Since cells are disjoint and each has ≥ K tasks, any sum or difference of
   published cells is a union of whole cells: fewer than K tasks can never be isolated.
+* Padding (issue 29): a tier-B task counts toward K only through rows of *other* owners
+  than any one caller. :func:`_k_tasks` is the smallest, over every owner ``o`` of the
+  rows, of the distinct tasks left once every row ``o`` owns is removed, so a caller who
+  subtracts all its own (known) rows still faces ≥ K tasks of others. Which tasks are
+  tier B is the operator's (:meth:`judge.api.service.JudgeService.designate_tier_b`).
 """
 
 from __future__ import annotations
@@ -44,6 +49,12 @@ class Row:
     success: bool
     failure_class: str | None
     task_key: str
+    owners: frozenset[str] = frozenset()  # owners (key names) of the judgment; () offline
+
+    def with_owners(self, owners: Iterable[str]) -> Row:
+        from dataclasses import replace
+
+        return replace(self, owners=frozenset(owners))
 
 
 @dataclass
@@ -72,6 +83,16 @@ class Cell:
 
 def _tasks(rows: Sequence[Row], idx: Iterable[int]) -> int:
     return len({rows[i].task_key for i in idx})
+
+
+def _k_tasks(rows: Sequence[Row], idx: Iterable[int]) -> int:
+    """Distinct tasks that remain whichever single owner's rows are taken out."""
+    idx = list(idx)
+    owners = {o for i in idx for o in rows[i].owners}
+    if not owners:
+        return _tasks(rows, idx)
+    return min(len({rows[i].task_key for i in idx if o not in rows[i].owners})
+               for o in owners)
 
 
 def _cell(rows: Sequence[Row], idx: Iterable[int], policy: str, body: str, family: str,
@@ -106,29 +127,29 @@ def _tier_b(rows: Sequence[Row], idx: list[int], jv: str, k: int) -> list[Cell]:
         by_pb[(rows[i].policy, rows[i].body)][rows[i].task_family].append(i)
     left_policy: dict[str, list[int]] = defaultdict(list)
     for (policy, body), fams in sorted(by_pb.items()):
-        own = {f: v for f, v in fams.items() if _tasks(rows, v) >= k}
+        own = {f: v for f, v in fams.items() if _k_tasks(rows, v) >= k}
         small = [i for f, v in fams.items() if f not in own for i in v]
         if not own:
-            if _tasks(rows, small) >= k:
+            if _k_tasks(rows, small) >= k:
                 out.append(_cell(rows, small, policy, body, ANY, "B", jv))
             else:
                 left_policy[policy].extend(small)
             continue
         group = [_cell(rows, v, policy, body, f, "B", jv) for f, v in sorted(own.items())]
-        if small and _tasks(rows, small) >= k:
+        if small and _k_tasks(rows, small) >= k:
             group.append(_cell(rows, small, policy, body, ANY, "B", jv))
         elif small:  # too few to stand alone: they join the smallest family cell
-            target = min(group, key=lambda c: (_tasks(rows, c.rows), c.task_family))
+            target = min(group, key=lambda c: (_k_tasks(rows, c.rows), c.task_family))
             merged = _cell(rows, target.rows | set(small), policy, body, ANY, "B", jv)
             group[group.index(target)] = merged
         out.extend(group)
     left_all: list[int] = []
     for policy, v in sorted(left_policy.items()):
-        if _tasks(rows, v) >= k:
+        if _k_tasks(rows, v) >= k:
             out.append(_cell(rows, v, policy, ANY, ANY, "B", jv))
         else:
             left_all.extend(v)
-    if left_all and _tasks(rows, left_all) >= k:
+    if left_all and _k_tasks(rows, left_all) >= k:
         out.append(_cell(rows, left_all, ANY, ANY, ANY, "B", jv))
     return out  # rows of a pool still under k are withheld
 
@@ -197,7 +218,10 @@ def stats(rows: Sequence[Row], cell: Cell, min_n: int = MIN_N) -> CoefficientCel
 
 def as_row(r: Any) -> Row:
     """A :class:`Row` from anything with its fields (a database row)."""
-    return r if isinstance(r, Row) else Row(**{f: getattr(r, f) for f in Row.__annotations__})
+    if isinstance(r, Row):
+        return r
+    fields = {f: getattr(r, f) for f in Row.__annotations__ if f != "owners"}
+    return Row(**fields, owners=frozenset(getattr(r, "owners", ()) or ()))
 
 
 def table(rows: Sequence[Any], min_n: int = MIN_N, k: int = K,

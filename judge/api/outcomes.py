@@ -15,16 +15,29 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import Depends, FastAPI, Header, Query, Request
+from fastapi import Depends, FastAPI, Header, Path, Query, Request
 from fastapi.responses import JSONResponse
 
 from judge.api.errors import ApiError
-from judge.api.protocol import Problem, ValidationProblem
+from judge.api.protocol import (
+    DatasetCreate,
+    DatasetCreated,
+    OutcomeLabelWrite,
+    Problem,
+    ValidationProblem,
+)
 from judge.api.service import Caller, JudgeService
-from judge.outcomes.labels import OutcomeLabelError
+from judge.outcomes.labels import OutcomeLabelError, TextError
 from judge.outcomes.store import Forbidden, NotFound, OutcomeError, OutcomeStore
 
 PREFIX = "/api/v1"
+
+
+def _body(model: Any) -> dict[str, Any]:
+    """``openapi_extra`` declaring a JSON request body of ``model`` (the body itself is read
+    by the body guard and validated by the store, which names the field)."""
+    return {"requestBody": {"required": True, "content": {"application/json": {
+        "schema": model.model_json_schema(ref_template="#/components/schemas/{model}")}}}}
 _R = {status: {"model": ValidationProblem if status == 422 else Problem, "description": what}
       for status, what in (
     (400, "A rule of the contract broken (detail names the field and the rule)"),
@@ -34,6 +47,9 @@ _R = {status: {"model": ValidationProblem if status == 422 else Problem, "descri
     (413, "Body over the size limit"), (415, "Not application/json"),
     (422, "A query parameter out of range"))}
 Filter = Annotated[str | None, Query(max_length=2000)]
+_NAME = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$"  # judge.outcomes.store.parse_dataset's rule
+Owner = Annotated[str, Path(pattern=_NAME)]
+Slug = Annotated[str, Path(pattern=_NAME)]
 
 
 def _caller(request: Request, authorization: Annotated[str | None, Header()] = None,
@@ -70,6 +86,8 @@ def _call(fn, *args: Any, **kwargs: Any) -> Any:
         raise ApiError(404, str(exc)) from None
     except Forbidden as exc:
         raise ApiError(403, str(exc)) from None
+    except TextError as exc:
+        raise ApiError(422, str(exc)) from None
     except (OutcomeLabelError, OutcomeError) as exc:
         raise ApiError(400, str(exc)) from None
 
@@ -94,6 +112,17 @@ def openapi(app: FastAPI) -> dict[str, Any]:
             app, routes, "rcjudge sequence outcomes",
             "Datasets, sequences and versioned outcome labels, and the quality-target "
             "alert webhook (docs/outcomes.md).", app.state.outcome_webhooks.routes)
+        spec = app.state.outcomes_openapi
+        schemas = spec.setdefault("components", {}).setdefault("schemas", {})
+        for ops in spec["paths"].values():
+            for op in ops.values():
+                body = op.get("requestBody", {}).get("content", {}).get("application/json")
+                if body:
+                    schemas.update(body["schema"].pop("$defs", {}))
+        spec["components"]["securitySchemes"] = {
+            "bearer": {"type": "http", "scheme": "bearer"},
+            "avalaApiKey": {"type": "apiKey", "in": "header", "name": "X-Avala-Api-Key"}}
+        spec["security"] = [{"bearer": []}, {"avalaApiKey": []}]
     return app.state.outcomes_openapi
 
 
@@ -114,7 +143,9 @@ def register(app: FastAPI) -> None:
         """Every dataset the key may read."""
         return _call(_store(request, who).list_datasets, who.key_id)
 
-    @app.post(f"{PREFIX}/datasets/", tags=tags, status_code=201, responses=_R)
+    @app.post(f"{PREFIX}/datasets/", tags=tags, status_code=201, responses={
+        **_R, 201: {"model": DatasetCreated, "description": "Created"}},
+        openapi_extra=_body(DatasetCreate))
     def create_dataset(request: Request, who: Writer) -> JSONResponse:
         """Create ``{"owner", "slug", "public"}``; the creating key may edit it."""
         doc = request.scope.get("state", {}).get("json")
@@ -134,14 +165,15 @@ def register(app: FastAPI) -> None:
     base = f"{PREFIX}/datasets/{{owner}}/{{slug}}"
 
     @app.get(f"{base}/sequences/{{sequence_uid}}/outcome/", tags=tags, responses=_R)
-    def get_outcome(owner: str, slug: str, sequence_uid: str, request: Request,
+    def get_outcome(owner: Owner, slug: Slug, sequence_uid: str, request: Request,
                     who: Reader) -> dict[str, Any]:
         """The sequence's current label; 404 when it has none."""
         return _call(_store(request, who).get_label, f"{owner}/{slug}", sequence_uid,
                      key_id=who.key_id)
 
-    @app.put(f"{base}/sequences/{{sequence_uid}}/outcome/", tags=tags, responses=_R)
-    def put_outcome(owner: str, slug: str, sequence_uid: str, request: Request,
+    @app.put(f"{base}/sequences/{{sequence_uid}}/outcome/", tags=tags, responses=_R,
+             openapi_extra=_body(OutcomeLabelWrite))
+    def put_outcome(owner: Owner, slug: Slug, sequence_uid: str, request: Request,
                     who: Writer) -> dict[str, Any]:
         """Write a new current label (the whole label; omitted optional fields unset)."""
         doc = request.scope.get("state", {}).get("json")
@@ -149,14 +181,14 @@ def register(app: FastAPI) -> None:
                      key_id=who.key_id)
 
     @app.get(f"{base}/sequences/{{sequence_uid}}/outcome/history/", tags=tags, responses=_R)
-    def outcome_history(owner: str, slug: str, sequence_uid: str, request: Request,
+    def outcome_history(owner: Owner, slug: Slug, sequence_uid: str, request: Request,
                         who: Reader) -> list[dict[str, Any]]:
         """Every version of the label, newest first (a plain array)."""
         return _call(_store(request, who).history, f"{owner}/{slug}", sequence_uid,
                      key_id=who.key_id)
 
     @app.get(f"{base}/sequence-outcomes/", tags=tags, responses=_R)
-    def list_outcomes(owner: str, slug: str, request: Request, who: Reader,
+    def list_outcomes(owner: Owner, slug: Slug, request: Request, who: Reader,
                       outcome: Filter = None, evaluation_membership: Filter = None,
                       source: Filter = None, autonomy_level: Filter = None,
                       model_version: Filter = None, cursor: Filter = None,
@@ -169,7 +201,7 @@ def register(app: FastAPI) -> None:
         return _page(request, page)
 
     @app.get(f"{base}/sequences/", tags=tags, responses=_R)
-    def list_sequences(owner: str, slug: str, request: Request, who: Reader,
+    def list_sequences(owner: Owner, slug: Slug, request: Request, who: Reader,
                        outcome: Filter = None, evaluation_membership: Filter = None,
                        cursor: Filter = None,
                        limit: Annotated[int, Query(ge=1, le=100)] = 100) -> dict[str, Any]:

@@ -563,3 +563,74 @@ class WebhookTestResult(_Out):
     message_id: str = Field(description="Also the ``webhook-id`` header of the delivery.")
     event_type: EventType
     message: WebhookEvent
+
+
+# --- sequence-outcome request bodies (the schema of what judge.outcomes.labels enforces) --
+_NAME = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$"
+
+
+class DatasetCreate(_Shape):
+    """``POST /api/v1/datasets/``: a new dataset ``owner/slug``."""
+
+    owner: str = Field(pattern=_NAME, description="Owner part of owner/slug.")
+    slug: str = Field(pattern=_NAME, description="Slug part of owner/slug.")
+    public: bool = Field(False, description="Readable by every API key.")
+
+
+class DatasetCreated(_Shape):
+    """The created dataset."""
+
+    dataset: str = Field(description="owner/slug.")
+    public: bool = Field(description="Readable by every API key.")
+    access: Literal["edit"] = Field(description="The creating key's access.")
+
+
+class SubtaskWrite(_Shape):
+    """One subtask span (nested or disjoint, sorted by start)."""
+
+    label: str = Field(min_length=1, max_length=500, description="What the span does.")
+    start_ts: float = Field(ge=0, description="Start (s).")
+    end_ts: float = Field(ge=0, description="End (s), >= start_ts, <= length + 1 s.")
+    outcome: str | None = Field(None, description="One of the label outcomes.")
+
+
+class HandActionWrite(_Shape):
+    """One hand action (one hand's actions sorted, touching but not overlapping)."""
+
+    start_ts: float = Field(ge=0, description="Start (s).")
+    end_ts: float = Field(ge=0, description="End (s).")
+    action: str = Field(min_length=1, max_length=500, description="The action.")
+    object: str | None = Field(None, max_length=255, description="Object acted on.")
+    verb: str | None = Field(None, max_length=64, description="Verb.")
+    contact: bool | None = Field(None, description="Whether the hand touches the object.")
+
+
+class HandActionsWrite(_Shape):
+    """Both hands' actions, at most 3,600 each."""
+
+    left: list[HandActionWrite] | None = Field(None, max_length=3600, description="Left.")
+    right: list[HandActionWrite] | None = Field(None, max_length=3600, description="Right.")
+
+
+class OutcomeLabelWrite(_Shape):
+    """``PUT …/outcome/``: the whole label (omitted optional fields unset). The server
+    checks the cross-field rules too (ordering, nesting, confidence only with source
+    model, end_ts against the sequence length): a 400 names the field."""
+
+    outcome: str = Field(description="One of judge.outcomes.labels.OUTCOMES.")
+    progress: float | None = Field(None, ge=0, le=1, description="Progress 0..1.")
+    quality: int | None = Field(None, ge=1, le=5, description="Quality 1..5.")
+    speed: int | None = Field(None, ge=1, le=5, description="Speed 1..5.")
+    subtasks: list[SubtaskWrite] | None = Field(None, max_length=256, description="Spans.")
+    hand_actions: HandActionsWrite | None = Field(None, description="Per-hand actions.")
+    mistake_type: str | None = Field(None, max_length=128, description="Mistake type.")
+    recovery_type: str | None = Field(None, max_length=128, description="Recovery type.")
+    failure_stage: str | None = Field(None, max_length=128, description="Failure stage.")
+    autonomy_level: str | None = Field(None, description="One of AUTONOMY_LEVELS or empty.")
+    model_version: str | None = Field(None, max_length=255, description="Model version.")
+    evaluation_membership: str | None = Field(None, description="train, held_out_eval, none.")
+    leakage_groups: dict[str, str] | None = Field(None, description="Group id per key.")
+    source: str | None = Field(None, description="human, model or imported.")
+    source_metadata: dict[str, str | float | bool] | None = Field(
+        None, max_length=20, description="Flat object, keys 1-64 chars, strings <= 512.")
+    confidence: float | None = Field(None, ge=0, le=1, description="Only with source model.")

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from typing import Annotated, Any
 
 from fastapi import Depends, FastAPI, Header, Path, Query, Request
@@ -54,8 +55,18 @@ from judge.api.protocol import (
     WebhookTestResult,
 )
 from judge.api.service import Caller, JudgeService, Reply, _iso, validate_request
+from judge.outcomes.text import first_bad
 
-MAX_BODY = 64 * 1024  # bytes
+MAX_BODY = 64 * 1024  # bytes, every route but the label write
+#: ``PUT …/outcome/``: the contract's largest label (2 x 3,600 hand actions and 256
+#: subtasks, every string at its longest, ASCII) is 6.75 MB; 16 MiB leaves 2.4x headroom.
+LABEL_MAX_BODY = 16 * 2**20
+_LABEL_WRITE = re.compile(r"^/api/v1/datasets/[^/]+/[^/]+/sequences/[^/]+/outcome/$")
+
+
+def body_limit(method: str, path: str) -> int:
+    """The byte limit of a request body on this route (issue 29: sized from the contract)."""
+    return LABEL_MAX_BODY if method == "PUT" and _LABEL_WRITE.match(path) else MAX_BODY
 MAX_DEPTH = 32
 MAX_DIGITS = 100
 PROBLEM = "application/problem+json"
@@ -68,7 +79,24 @@ def problem_response(status: int, detail: str, instance: str | None = None,
 
 
 class BadJson(ValueError):
-    """The body is not acceptable JSON (the reason is the message)."""
+    """The body is not acceptable JSON (the reason is the message); answered with 400."""
+
+    status = 400
+
+
+class BadText(BadJson):
+    """A string of the body may not be stored (lone surrogate, NUL): 422 naming the field."""
+
+    status = 422
+
+
+def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise BadJson(f"malformed JSON: duplicate key {key!r}")
+        out[key] = value
+    return out
 
 
 def _int(text: str) -> int:
@@ -107,7 +135,8 @@ def parse_json(raw: bytes) -> Any:
     except UnicodeDecodeError as exc:
         raise BadJson(f"body is not valid UTF-8 (byte {exc.start})") from None
     try:
-        doc = json.loads(text, parse_int=_int, parse_float=_float, parse_constant=_constant)
+        doc = json.loads(text, parse_int=_int, parse_float=_float, parse_constant=_constant,
+                         object_pairs_hook=_pairs)
     except BadJson:
         raise
     except RecursionError:
@@ -116,6 +145,9 @@ def parse_json(raw: bytes) -> Any:
         raise BadJson(f"malformed JSON: {exc}") from None
     if _depth(doc) > MAX_DEPTH:
         raise BadJson(f"JSON nested deeper than {MAX_DEPTH} levels")
+    bad = first_bad(doc)
+    if bad:
+        raise BadText(f"{bad[0]}: {bad[1]}")
     return doc
 
 
@@ -129,6 +161,8 @@ class BodyGuard:
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
         path = scope.get("path", "")
+        limit = body_limit(scope.get("method", ""), path) if self.max_body == MAX_BODY \
+            else self.max_body
 
         async def refuse(status: int, detail: str) -> None:
             await problem_response(status, detail, path)(scope, receive, send)
@@ -139,9 +173,9 @@ class BodyGuard:
         if length is not None:
             if not length.isdigit():
                 return await refuse(400, "Content-Length: not a number")
-            if int(length) > self.max_body:
+            if int(length) > limit:
                 return await refuse(413, f"request body of {length} bytes is over the "
-                                    f"{self.max_body}-byte limit")
+                                    f"{limit}-byte limit")
         chunks, size = [], 0
         while True:
             message = await receive()
@@ -149,8 +183,8 @@ class BodyGuard:
                 return None
             chunk = message.get("body", b"")
             size += len(chunk)
-            if size > self.max_body:
-                return await refuse(413, f"request body is over the {self.max_body}-byte limit")
+            if size > limit:
+                return await refuse(413, f"request body is over the {limit}-byte limit")
             chunks.append(chunk)
             if not message.get("more_body", False):
                 break
@@ -163,7 +197,7 @@ class BodyGuard:
             try:
                 doc = parse_json(raw)
             except BadJson as exc:
-                return await refuse(400, str(exc))
+                return await refuse(exc.status, str(exc))
             scope.setdefault("state", {})["json"] = doc
         sent = False
 
@@ -212,6 +246,19 @@ Cursor = Annotated[str | None, Query(max_length=200)]
 Limit = Annotated[int, Query(ge=1, le=100)]
 
 
+def allowed_methods(app: Any, scope: dict) -> str:
+    """``Allow`` for the scope's path: the methods of every route of that path, and OPTIONS."""
+    from starlette.routing import Match
+
+    methods = {"OPTIONS"}
+    for route in app.router.routes:
+        match, _ = route.matches({**scope, "method": "GET"}) if hasattr(route, "matches") \
+            else (Match.NONE, None)
+        if match != Match.NONE:
+            methods |= set(getattr(route, "methods", None) or ())
+    return ", ".join(sorted(methods))
+
+
 def create_app(service: JudgeService) -> FastAPI:
     """The FastAPI app serving ``service``."""
     app = FastAPI(title="rcjudge Judge API", version="1.0.0",
@@ -227,12 +274,16 @@ def create_app(service: JudgeService) -> FastAPI:
     @app.exception_handler(StarletteHTTPException)
     async def _http_error(request: Request, exc: StarletteHTTPException) -> Response:
         detail = exc.detail if isinstance(exc.detail, str) else json.dumps(exc.detail)
+        headers = getattr(exc, "headers", None)
         if exc.status_code == 405:
+            allow = allowed_methods(request.app, request.scope)
+            if request.method == "OPTIONS":
+                return Response(status_code=204, headers={"Allow": allow})
+            headers = {**(headers or {}), "Allow": allow}
             detail = f"{request.method} is not allowed on {request.url.path}"
         elif exc.status_code == 404:
             detail = f"no such endpoint: {request.url.path}"
-        return problem_response(exc.status_code, detail, request.url.path,
-                                getattr(exc, "headers", None))
+        return problem_response(exc.status_code, detail, request.url.path, headers)
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(request: Request, exc: RequestValidationError) -> Response:
@@ -489,8 +540,11 @@ def openapi(app: FastAPI) -> dict[str, Any]:
     from judge.api.outcomes import PREFIX
 
     routes = [r for r in app.routes if not getattr(r, "path", "").startswith(PREFIX)]
-    app.openapi_schema = build_openapi(app, routes, app.title, app.description,
-                                       app.webhooks.routes)
+    spec = build_openapi(app, routes, app.title, app.description, app.webhooks.routes)
+    spec.setdefault("components", {})["securitySchemes"] = {
+        "bearer": {"type": "http", "scheme": "bearer"}}
+    spec["security"] = [{"bearer": []}]
+    app.openapi_schema = spec
     return app.openapi_schema
 
 

@@ -18,7 +18,7 @@ import hashlib
 import json
 import secrets
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -29,6 +29,7 @@ from sqlalchemy.engine import Connection
 
 from judge.api import auth
 from judge.api import tables as T
+from judge.api.bundle_roots import BundleRoots
 from judge.api.catalog import CatalogMixin
 from judge.api.errors import ApiError, problem
 from judge.api.protocol import ChargedTo, Job, JobResult, JudgmentRequest, JudgmentResponse
@@ -157,11 +158,14 @@ class JudgeService(CatalogMixin, WebhookMixin):
         judges: judge version name -> a loaded :class:`Judge` (default: load by name, once).
         workers: threads for asynchronous jobs and webhook deliveries.
         test_schema: on PostgreSQL, the schema of the test-mode database.
+        bundle_roots: the only folders / object-store prefixes bundles are read from
+            (:class:`judge.api.bundle_roots.BundleRoots`); none: every judgment is refused.
     """
 
     def __init__(self, url: str | None = None, *,
                  judges: Callable[[str], Judge] | None = None, workers: int = 2,
-                 test_schema: str = TEST_SCHEMA) -> None:
+                 test_schema: str = TEST_SCHEMA,
+                 bundle_roots: Iterable[str] = ()) -> None:
         from judge.ledgers.store import default_url
 
         url = url or default_url()
@@ -169,6 +173,7 @@ class JudgeService(CatalogMixin, WebhookMixin):
                       "test": _Mode(*test_url(url, test_schema), mode="test")}
         self._judges: dict[str, Judge] = {}
         self._load_judge = judges or Judge
+        self.bundle_roots = BundleRoots(bundle_roots)
         self._judge_lock = threading.Lock()
         self._locks: dict[str, threading.Lock] = {}
         self.pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="rcjudge-api")
@@ -296,7 +301,8 @@ class JudgeService(CatalogMixin, WebhookMixin):
         if idempotency_key is None:
             return self._submit(caller, request, respond_async)
         if not 1 <= len(idempotency_key) <= 255 or not idempotency_key.isascii():
-            raise ApiError(400, "Idempotency-Key: 1 to 255 ASCII characters")
+            raise ApiError(400, "Idempotency-Key: 1 to 255 ASCII characters",
+                           param="Idempotency-Key")
         digest = hashlib.sha256(canonical(doc)).hexdigest()
         mode = self.modes[caller.mode]
         stored = self._claim(mode, caller.key_id, idempotency_key, digest)
@@ -429,6 +435,7 @@ class JudgeService(CatalogMixin, WebhookMixin):
 
     def _judge_and_write(self, caller: Caller, uri: str, doc: dict[str, Any],
                          judge_name: str, charge: bool) -> JudgmentResponse:
+        uri = self.bundle_roots.admit(uri)  # before anything is opened or loaded
         judge = self.judge_for(judge_name)
         task = doc.get("task") or {}
         try:
@@ -437,7 +444,7 @@ class JudgeService(CatalogMixin, WebhookMixin):
                 prepared = prepare_admitted(admitted, judge.version)
                 judgment = judge.judge_prepared(prepared)
         except RcjudgeError as exc:
-            raise ApiError(422, public_detail(exc, task)) from None
+            raise ApiError(422, self.bundle_roots.hide(public_detail(exc, task))) from None
         run = Run(run_id=prepared.run_id, bundle_uri=prepared.uri,
                   bundle_hash=prepared.bundle_hash, attribution=prepared.attribution,
                   duration_s=prepared.duration_s, cycle_sec=prepared.cycle_sec)
@@ -466,25 +473,52 @@ class JudgeService(CatalogMixin, WebhookMixin):
         now = _now()
         charged, released = None, 0
         a = run.attribution
-        if new:
+        o = T.owned
+        conn.execute(insert_ignore(conn, o, ["key_id", "judgment_id"]).values(
+            key_id=caller.key_id, judgment_id=row.judgment_id, first_at=now))
+        task_key = self.modes[caller.mode].task_key(a.task.id)
+        tier = self._tier(conn, task_key, a.task.tier)
+        if new and tier is not None:
             conn.execute(sa.insert(T.coefficients).values(
                 judgment_id=row.judgment_id, policy=f"{a.policy.vendor}/{a.policy.name}"
                 f"@{a.policy.version}", body=f"{a.body.arm}+{a.body.hand}",
-                task_family=task_family(a.task.id), tier=a.task.tier,
+                task_family=task_family(a.task.id), tier=tier,
                 judge_version=row.judge_version, success=row.success,
                 failure_class=row.failure_class,
                 counts_against_policy=row.counts_against_policy,
-                task_key=self.modes[caller.mode].task_key(a.task.id), added_at=now))
+                task_key=task_key, added_at=now))
             released = self._publish(conn, row.judge_version)
         if new and charge:
             conn.execute(sa.insert(T.usage).values(
                 key_id=caller.key_id, judgment_id=row.judgment_id, amount_cents=PRICE_CENTS,
                 rights_granted=list(caller.rights), recorded_at=now))
             charged = ChargedTo(rcsn=None, cell_id=None, key_id=caller.key_id)
-        o = T.owned
-        conn.execute(insert_ignore(conn, o, ["key_id", "judgment_id"]).values(
-            key_id=caller.key_id, judgment_id=row.judgment_id, first_at=now))
         return self._response(conn, row, charged), released
+
+    @staticmethod
+    def _tier(conn: Connection, task_key: str, declared: str) -> str | None:
+        """The row's tier in the table: the operator's B list decides, never the caller.
+
+        A task the operator designated is ``B`` whatever the caller says; a caller's own
+        ``B`` on an undesignated task keeps its run out of the table (None), so it can
+        neither be published as tier A against the caller's wish nor pad a tier-B cell.
+        """
+        d = T.tier_b_designations
+        if conn.execute(sa.select(d.c.task_key).where(d.c.task_key == task_key)).first():
+            return "B"
+        return None if declared == "B" else declared
+
+    def designate_tier_b(self, task_ids: Iterable[str], mode: str = "live") -> int:
+        """The operator marks tasks tier B (CLI ``rcjudge api tier-b``); the new ones' count."""
+        m, d, added = self.modes[mode], T.tier_b_designations, 0
+        with m.write() as conn, conn.begin():
+            for task_id in task_ids:
+                key = m.task_key(task_id)
+                if conn.execute(sa.select(d.c.task_key).where(d.c.task_key == key)).first():
+                    continue
+                conn.execute(d.insert().values(task_key=key, designated_at=_now()))
+                added += 1
+        return added
 
     @staticmethod
     def _publish(conn: Connection, judge_version: str) -> int:
@@ -502,7 +536,14 @@ class JudgeService(CatalogMixin, WebhookMixin):
         pending = conn.execute(sa.select(c).where(c.c.judge_version == judge_version,
                                                   c.c.cell_policy.is_(None))
                                .order_by(c.c.row_id)).all()
-        labels = release([as_row(r) for r in pending], range(len(pending)))
+        owners: dict[int, set[str]] = {}
+        o, k = T.owned, T.api_keys
+        for jid, name in conn.execute(sa.select(o.c.judgment_id, k.c.name).join(
+                k, k.c.key_id == o.c.key_id).where(o.c.judgment_id.in_(
+                [r.judgment_id for r in pending]))):
+            owners.setdefault(jid, set()).add(name)
+        rows = [as_row(r).with_owners(owners.get(r.judgment_id, ())) for r in pending]
+        labels = release(rows, range(len(rows)))
         if not labels:
             return 0
         block = (conn.execute(sa.select(sa.func.max(c.c.block))).scalar() or 0) + 1

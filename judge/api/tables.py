@@ -91,6 +91,12 @@ coefficients = sa.Table(
     sa.Column("cell_family", sa.Text, nullable=True),
 )
 
+tier_b_designations = sa.Table(
+    "api_tier_b_designations", metadata,  # the operator's tier-B tasks (never a caller's)
+    sa.Column("task_key", sa.String(32), primary_key=True),  # keyed hash, as coefficients
+    sa.Column("designated_at", UTCDateTime, nullable=False),
+)
+
 settings = sa.Table(
     "api_settings", metadata,  # e.g. the secret of the coefficients' task keys
     sa.Column("name", sa.Text, primary_key=True),

@@ -6,8 +6,8 @@ A message is signed as Standard Webhooks says: headers ``webhook-id``,
 A delivery is tried up to :data:`MAX_ATTEMPTS` times with exponential backoff and jitter
 (``base · 2^(attempt-1) · (1 + U[0, 0.5))``); every attempt is recorded; a ``410 Gone``
 disables the endpoint. In live mode a target resolving to a private, loopback,
-link-local (cloud metadata) or otherwise non-public address is refused, at creation and
-again before each attempt.
+link-local (cloud metadata) or otherwise non-public address is refused; in test mode any
+target but loopback is (:func:`target_refusal`), at creation and before each attempt.
 """
 
 from __future__ import annotations
@@ -104,6 +104,34 @@ def refused_target(url: str, resolve: Callable[[str], list[str]] | None = None) 
     return None
 
 
+def refused_test_target(url: str,
+                        resolve: Callable[[str], list[str]] | None = None) -> str | None:
+    """Why ``url`` may not be a test key's webhook target (loopback only), or None."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return "url: expected http(s)://host/…"
+    host = parts.hostname.lower().rstrip(".")
+    if host in METADATA_HOSTS:
+        return f"url: host {host!r} is loopback or cloud metadata"
+    if host == "localhost" or host.endswith(".localhost"):
+        return None
+    try:
+        addresses = [host] if _is_ip(host) else (resolve or _resolve)(host)
+    except OSError as exc:
+        return f"url: host {host!r} does not resolve ({exc.strerror or exc})"
+    for a in addresses:
+        ip = ipaddress.ip_address(a.split("%")[0])
+        if not ip.is_loopback:
+            return f"url: test keys may target loopback only (host {host!r} is {ip})"
+    return None
+
+
+def target_refusal(mode: str, url: str,
+                   resolve: Callable[[str], list[str]] | None = None) -> str | None:
+    """The rule of ``mode``: live keys public addresses only, test keys loopback only."""
+    return (refused_target if mode == "live" else refused_test_target)(url, resolve)
+
+
 def _is_ip(host: str) -> bool:
     try:
         ipaddress.ip_address(host)
@@ -135,10 +163,8 @@ class WebhookMixin:
     resolve: Callable[[str], list[str]] | None = None
 
     def _check_target(self, caller: Any, url: str) -> None:
-        if caller.mode == "live" and (why := refused_target(url, self.resolve)):
+        if why := target_refusal(caller.mode, url, self.resolve):
             raise ApiError(422, why, param="url")
-        if caller.mode == "test" and urlsplit(url).scheme not in ("http", "https"):
-            raise ApiError(422, "url: expected http(s)://host/…", param="url")
 
     def create_endpoint(self, caller: Any, req: WebhookEndpointRequest) -> WebhookEndpoint:
         eid = self.insert_endpoint(caller, req.url, [e.value for e in req.events])
@@ -267,7 +293,7 @@ class WebhookMixin:
             if row is None or not row.enabled:
                 return status
             status, error = None, None
-            why = refused_target(row.url, self.resolve) if caller.mode == "live" else None
+            why = target_refusal(caller.mode, row.url, self.resolve)
             if why:
                 error = why
             else:

@@ -1,4 +1,4 @@
-"""CLI of the ledgers: ``rcjudge db upgrade``, ``rcjudge labels import``, ``rcjudge export``.
+"""CLI of the ledgers: ``rcjudge db upgrade`` / ``check``, ``labels import``, ``export``.
 
 Thin wrappers over :mod:`judge.ledgers.store`, :mod:`~judge.ledgers.labels` and
 :mod:`~judge.ledgers.export`. ``--db URL`` defaults to ``$RCJUDGE_DB``, else the
@@ -32,6 +32,21 @@ def _cmd_db_upgrade(args: argparse.Namespace) -> int:
     url = engine.url.render_as_string(hide_password=True)
     _print({"db": url, "revision": rev}, args.json, f"{url}: at revision {rev}")
     return 0
+
+
+def _cmd_db_check(args: argparse.Namespace) -> int:
+    """Report stored rows a read cannot encode (exit 1 when there is one)."""
+    from judge.ledgers.store import Ledger
+    from judge.outcomes.store import OutcomeStore
+
+    with Ledger.open(args.db) as ledger:
+        bad = OutcomeStore(ledger.engine).unencodable_rows()
+        url = ledger.engine.url.render_as_string(hide_password=True)
+    lines = [f"{b['table']} {b['dataset']} {b['sequence_uid']} v{b['version']}: unencodable "
+             f"text in {', '.join(b['fields'])} (served as U+FFFD)" for b in bad]
+    _print({"db": url, "unencodable": bad}, args.json,
+           "\n".join(lines) or f"{url}: every stored label encodes")
+    return 1 if bad else 0
 
 
 def _cmd_labels_import(args: argparse.Namespace) -> int:
@@ -75,6 +90,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--revision", default="head", help="target revision (default head)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=_cmd_db_upgrade)
+    p = db.add_parser("check", help="find stored rows that a read cannot encode (lone "
+                      "surrogates, NUL); exit 1 when there is one")
+    p.add_argument("--db", metavar="URL", help=DB_HELP)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=_cmd_db_check)
 
     labels = sub.add_parser("labels", help="operator labels").add_subparsers(
         dest="labels_command", required=True, metavar="COMMAND")

@@ -14,6 +14,7 @@ import math
 from typing import Any
 
 from judge.errors import JudgeError
+from judge.outcomes.text import problem
 
 OUTCOMES = ("expert_success", "slow_success", "partial_success", "mistake_and_recovery",
             "intervention", "unsafe", "aborted", "failure", "novel_strategy",
@@ -44,6 +45,18 @@ class OutcomeLabelError(JudgeError, ValueError):
         super().__init__(f"{field}: {rule}")
 
 
+class TextError(OutcomeLabelError):
+    """A stored string is not storable text (a lone surrogate, a NUL): the API's 422."""
+
+
+def check_text(v: str, field: str) -> str:
+    """``v`` when it may be stored (:func:`judge.outcomes.text.problem`); else TextError."""
+    why = problem(v)
+    if why:
+        raise TextError(field, why)
+    return v
+
+
 def _is_number(v: Any) -> bool:
     return isinstance(v, int | float) and not isinstance(v, bool)
 
@@ -62,7 +75,7 @@ def _text(v: Any, field: str, lo: int, hi: int) -> str:
     if not lo <= len(v) <= hi:
         span = f"{lo}-{hi}" if lo else f"at most {hi}"
         raise OutcomeLabelError(field, f"must be {span} characters (got {len(v)})")
-    return v
+    return check_text(v, field)
 
 
 def _choice(v: Any, field: str, values: tuple[str, ...], *, blank: bool) -> str:
@@ -220,6 +233,10 @@ def validate_source_metadata(value: Any) -> dict[str, str | float | int | bool]:
         raise OutcomeLabelError("source_metadata",
                                 f"at most {MAX_METADATA_KEYS} keys (got {len(value)})")
     for key, v in value.items():
+        if not isinstance(key, str):
+            raise OutcomeLabelError(f"source_metadata.{key!r}", "key must be a string")
+        if problem(key):
+            raise TextError(f"source_metadata.{key!r}", f"key {problem(key)}")
         if not 1 <= len(key) <= 64:
             raise OutcomeLabelError(f"source_metadata.{key!r}",
                                     f"key must be 1-64 characters (got {len(key)})")

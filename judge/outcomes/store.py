@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import base64
 import json
+import logging
 import re
 import secrets
 from dataclasses import dataclass
@@ -32,12 +33,15 @@ from judge.outcomes.labels import (
     MEMBERSHIPS,
     OUTCOMES,
     SOURCES,
+    TextError,
     validate_label,
 )
+from judge.outcomes.text import first_bad, scrub
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 ACCESS = ("read", "edit")
 MAX_PAGE = 100
+_log = logging.getLogger("rcjudge.outcomes")
 #: Filters of the label list; each takes one value or a comma list (match any).
 ENUM_FILTERS = {"outcome": OUTCOMES, "evaluation_membership": MEMBERSHIPS,
                 "source": SOURCES, "autonomy_level": AUTONOMY_LEVELS}
@@ -263,6 +267,9 @@ class OutcomeStore:
         ds = self.dataset(name, key_id, edit=True)
         seq = self.sequence(ds, uid)
         label = validate_label(doc, seq["length_s"])
+        bad = first_bad(label)
+        if bad:  # never commit what a read could not encode
+            raise TextError(*bad)
         now = _now()
         t = S.sequence_outcomes
         where = (t.c.dataset_id == ds.dataset_id, t.c.sequence_uid == uid)
@@ -281,8 +288,13 @@ class OutcomeStore:
         return self.get_label(name, uid, key_id=key_id)
 
     def _reveal(self, row: Any, editor: bool) -> dict[str, Any]:
+        label, unencodable = scrub(row.label)
+        if unencodable:
+            _log.warning("label %s (v%s of %s): unencodable text in %s served as U+FFFD; "
+                         "see `rcjudge db check`", row.uid, row.version, row.sequence_uid,
+                         ", ".join(unencodable))
         out = {"uid": row.uid, "sequence_uid": row.sequence_uid, "version": row.version,
-               "is_current": bool(row.is_current), **row.label}
+               "is_current": bool(row.is_current), **label}
         if editor:
             out["labeled_by"] = row.labeled_by
         out["created_at"] = out["updated_at"] = _iso(row.created_at)
@@ -291,7 +303,27 @@ class OutcomeStore:
                  "recovery_type", "failure_stage", "autonomy_level", "model_version",
                  "evaluation_membership", "leakage_groups", "source", "source_metadata",
                  "labeled_by", "confidence", "created_at", "updated_at")
-        return {k: out[k] for k in order if k in out}
+        shown = {k: out[k] for k in order if k in out}
+        if unencodable:
+            shown["unencodable_fields"] = unencodable
+        return shown
+
+    def unencodable_rows(self) -> list[dict[str, Any]]:
+        """Every stored label version holding text a read cannot encode (``db check``)."""
+        t, d = S.sequence_outcomes, S.datasets
+        with self.engine.connect() as conn:
+            rows = conn.execute(sa.select(t.c.sequence_uid, t.c.version, t.c.label, d.c.owner,
+                                          d.c.slug).join(d, d.c.dataset_id == t.c.dataset_id)
+                                .order_by(d.c.owner, d.c.slug, t.c.sequence_uid,
+                                          t.c.version)).all()
+        out = []
+        for r in rows:
+            fields = scrub(r.label)[1]
+            if fields:
+                out.append({"table": "sequence_outcomes", "dataset": f"{r.owner}/{r.slug}",
+                            "sequence_uid": r.sequence_uid, "version": r.version,
+                            "fields": fields})
+        return out
 
     def get_label(self, name: str, uid: str, *, key_id: str | None = None) -> dict[str, Any]:
         """The current label; NotFound when the sequence has none."""

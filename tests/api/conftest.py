@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import tempfile
 
 import pytest
 from fastapi.testclient import TestClient
@@ -15,6 +16,8 @@ from judge.ensemble.version import JudgeVersion
 from models.base import BackendSpec
 from models.fake import FakeBackend
 
+#: The bundle roots of the test services: every test's bundles are under the temp dir.
+TMP_ROOTS = [tempfile.gettempdir()]
 SCRIPT = {"attempt": 0.9, "success": 0.2, "failure_class": "grasp.slip"}
 
 
@@ -45,7 +48,8 @@ def fake_judges(**per_name) -> callable:
 
 @pytest.fixture
 def service(tmp_path):
-    svc = JudgeService(f"sqlite:///{tmp_path / 'api.db'}", judges=fake_judges())
+    svc = JudgeService(f"sqlite:///{tmp_path / 'api.db'}", judges=fake_judges(),
+                       bundle_roots=TMP_ROOTS)
     yield svc
     svc.close()
 

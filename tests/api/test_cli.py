@@ -63,3 +63,12 @@ def test_api_serve_answers_on_its_port(tmp_path):
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+def test_tier_b_designation_is_the_operators(tmp_path):
+    db = f"sqlite:///{tmp_path / 't.db'}"
+    out = cli("api", "tier-b", "metaworld.pick_place", "metaworld.drawer_open", "--db", db,
+              "--json")
+    assert json.loads(out.stdout) == {"designated": 2, "tasks": 2, "mode": "live"}
+    again = cli("api", "tier-b", "metaworld.pick_place", "--db", db, "--json")
+    assert json.loads(again.stdout) == {"designated": 0, "tasks": 1, "mode": "live"}

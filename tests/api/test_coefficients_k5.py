@@ -159,22 +159,25 @@ def test_a_tier_b_cell_shows_nothing_until_a_block_of_five_tasks(client, service
     from judge.api import tables as T
     from tests.api.conftest import bearer, request_for
 
-    bundles = [str(p) for p in make_bundles(5, seed=12, width=96, height=64, fps=10)]
-    for i, (bundle, task) in enumerate(zip(bundles, METAWORLD, strict=True)):
+    # the operator designates the tasks; each is judged by two labs (key owners), so a
+    # cell holds 5 tasks of others whichever lab subtracts its own rows (issue 29)
+    service.designate_tier_b(METAWORLD)
+    bundles = [str(p) for p in make_bundles(10, seed=12, width=96, height=64, fps=10)]
+    labs = [service.create_key(f"lab-{i}", "live", ["judgments:write"])[0] for i in range(10)]
+    for i, (bundle, lab) in enumerate(zip(bundles, labs, strict=True)):
         doc = request_for(bundle)
-        doc["task"] = {"id": task, "tier": "B"}
-        assert client.post("/v1/judgments", json=doc, headers=bearer(live_key)).status_code \
-            == 200
+        doc["task"] = {"id": METAWORLD[i % 5], "tier": "B"}
+        assert client.post("/v1/judgments", json=doc, headers=bearer(lab)).status_code == 200
         got = client.get("/v1/coefficients?tier=B", headers=bearer(live_key))
-        if i < 4:  # 1 to 4 tasks: pending, nothing published, not even a count
+        if i < 9:  # until every lab's removal leaves 5 tasks: pending, not even a count
             assert got.json()["data"] == []
     (cell,) = got.json()["data"]
     assert (cell["task_family"], cell["tasks"], cell["n"], cell["status"], cell["broadened"]) \
-        == ("metaworld", 5, 5, "insufficient", False)
+        == ("metaworld", 5, 10, "insufficient", False)
     assert not any(t in got.text for t in METAWORLD)
     with service.modes["live"].engine.connect() as conn:
         blocks = conn.execute(sa.select(T.coefficients.c.block)).scalars().all()
-    assert blocks == [1] * 5  # released together, as one block
+    assert blocks == [1] * 10  # released together, as one block
     narrow = client.get("/v1/coefficients?tier=B&task_family=metaworld&body=nope",
                         headers=bearer(live_key)).json()["data"]
     assert narrow == []

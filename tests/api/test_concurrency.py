@@ -10,7 +10,7 @@ import pytest
 from judge.api.routes import create_app
 from judge.api.server import running
 from judge.api.service import JudgeService
-from tests.api.conftest import bearer, fake_judge, request_for
+from tests.api.conftest import TMP_ROOTS, bearer, fake_judge, request_for
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
@@ -24,7 +24,7 @@ def test_twenty_concurrent_identical_posts(db, api_bundles):
     # each model call sleeps 50 ms, so the first request is in flight while the others land
     url, test_schema = db
     service = JudgeService(url, judges=lambda name: fake_judge(name, delay_s=0.05),
-                           test_schema=test_schema)
+                           test_schema=test_schema, bundle_roots=TMP_ROOTS)
     key = service.create_key("c", "live", ["judgments:write", "usage:read"])[0]
     doc = request_for(api_bundles[0])
     headers = {**bearer(key), "Idempotency-Key": "same-20"}

@@ -11,7 +11,7 @@ import pytest
 
 from judge.api.catalog import aggregate_cells
 from judge.api.routes import create_app
-from tests.api.conftest import bearer, fake_judge, fake_judges, request_for
+from tests.api.conftest import TMP_ROOTS, bearer, fake_judge, fake_judges, request_for
 
 
 @pytest.fixture(scope="module")
@@ -104,7 +104,7 @@ def test_no_bare_object_and_every_property_typed(spec):
 @pytest.mark.parametrize("path", ["/v1/attestations", "/v1/attestations/at_1"])
 def test_attestations_cannot_be_written(client, live_key, method, path):
     r = client.request(method, path, headers=bearer(live_key), json={"subject": "x"})
-    assert r.status_code == 405 and r.headers["allow"] == "GET"
+    assert r.status_code == 405 and r.headers["allow"] == "GET, OPTIONS"
     assert r.headers["content-type"] == "application/problem+json"
     assert r.json()["detail"] == f"{method} is not allowed on {path}"
 
@@ -244,7 +244,8 @@ def test_rejudge_writes_new_rows_and_costs_nothing(tmp_path, api_bundles):
     from judge.api.service import JudgeService
 
     svc = JudgeService(f"sqlite:///{tmp_path / 'r.db'}", judges=fake_judges(
-        **{"fake-v2": lambda: fake_judge("fake-v2", {"attempt": 0.9, "success": 0.9})}))
+        **{"fake-v2": lambda: fake_judge("fake-v2", {"attempt": 0.9, "success": 0.9})}),
+        bundle_roots=TMP_ROOTS)
     key = svc.create_key("r", "live", ["judgments:write", "rejudge:write", "rejudge:read",
                                        "usage:read"])[0]
     try:

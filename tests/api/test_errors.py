@@ -87,4 +87,4 @@ def test_unknown_path_and_method_are_problems(client, live_key):
                    "no such endpoint: /v1/nothing")
     r = client.delete("/v1/usage", headers=bearer(live_key))
     assert_problem(r, 405, "DELETE is not allowed on /v1/usage")
-    assert r.headers["allow"] == "GET"
+    assert r.headers["allow"] == "GET, OPTIONS"

@@ -17,7 +17,7 @@ from judge.ledgers import schema as S
 from judge.outcomes.mapping import expert_times
 from judge.outcomes.store import OutcomeStore, sequence_uid
 from rcjudge.cli import main
-from tests.api.conftest import request_for
+from tests.api.conftest import TMP_ROOTS, request_for
 
 RIGHTS = "judgments:write,judgments:read,datasets:read,datasets:write"
 
@@ -50,7 +50,7 @@ def create_key(db, capsys, *extra):
 def served(tiny_models, tmp_path):
     db = f"sqlite:///{tmp_path / 'api.db'}"
     assert main(["datasets", "create", "lab/api", "--db", db]) == 0
-    service = JudgeService(db)
+    service = JudgeService(db, bundle_roots=TMP_ROOTS)
     try:
         with running(create_app(service)) as base:
             yield db, service, base

@@ -28,6 +28,7 @@ from judge.ledgers import Ledger
 from judge.outcomes.mapping import expert_times
 from judge.outcomes.store import OutcomeStore, sequence_uid
 from rcjudge.client import ApiCallError, AsyncClient, Client
+from tests.api.conftest import TMP_ROOTS
 
 pytestmark = [pytest.mark.ray, pytest.mark.slow]
 
@@ -89,7 +90,7 @@ def test_judge_label_relabel_list_export(make_bundles, tmp_path):
     uids = sorted(sequence_uid(json.loads((b / "manifest.json").read_text())["bundle_hash"])
                   for b in bundles)
 
-    service = JudgeService(db)
+    service = JudgeService(db, bundle_roots=TMP_ROOTS)
     try:
         key, who = service.create_key("person", "live", ["datasets:read", "datasets:write"])
         OutcomeStore(service.modes["live"].engine).grant("lab/e2e", who.key_id, "edit")

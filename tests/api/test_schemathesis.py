@@ -24,11 +24,12 @@ from schemathesis.checks import (
 from judge.api.auth import RIGHTS
 from judge.api.routes import create_app
 from judge.api.service import JudgeService
-from tests.api.conftest import fake_judges
+from tests.api.conftest import TMP_ROOTS, fake_judges
 
 _dir = tempfile.mkdtemp(prefix="rcjudge-st-")
 atexit.register(shutil.rmtree, _dir, True)
-_service = JudgeService(f"sqlite:///{_dir}/st.db", judges=fake_judges(), workers=1)
+_service = JudgeService(f"sqlite:///{_dir}/st.db", judges=fake_judges(), workers=1,
+                       bundle_roots=TMP_ROOTS)
 atexit.register(_service.close)
 _KEY = _service.create_key("schemathesis", "live", sorted(RIGHTS))[0]
 _service.retry_base_s = 0.0

@@ -199,7 +199,7 @@ def test_the_api_serves_connected_as_its_role(schema, api_bundles, pg_db):
     from judge.api.auth import RIGHTS
     from judge.api.routes import create_app
     from judge.api.service import JudgeService
-    from tests.api.conftest import bearer, fake_judge, fake_judges, request_for
+    from tests.api.conftest import TMP_ROOTS, bearer, fake_judge, fake_judges, request_for
 
     judges = fake_judges(**{"fake-v2": lambda: fake_judge("fake-v2")})
     base = make_engine(PG_URL).url.render_as_string(hide_password=False)
@@ -208,7 +208,8 @@ def test_the_api_serves_connected_as_its_role(schema, api_bundles, pg_db):
     JudgeService(owner_url, judges=judges, test_schema=test_schema).close()  # owner migrates
     role_url = sa.make_url(base).set(username="rcjudge_api").render_as_string(
         hide_password=False) + f"?options=-csearch_path%3D{schema}"
-    service = JudgeService(role_url, judges=judges, test_schema=test_schema)
+    service = JudgeService(role_url, judges=judges, test_schema=test_schema,
+                           bundle_roots=TMP_ROOTS)
     tier_b = request_for(api_bundles[0])
     tier_b["task"]["tier"] = "B"
     secret = tier_b["task"]["id"]
@@ -282,14 +283,15 @@ def test_a_dataset_key_labels_while_connected_as_the_role(schema, api_bundles, p
     from judge.api.routes import create_app
     from judge.api.service import JudgeService
     from judge.outcomes.store import OutcomeStore
-    from tests.api.conftest import bearer, fake_judges, request_for
+    from tests.api.conftest import TMP_ROOTS, bearer, fake_judges, request_for
 
     base = make_engine(PG_URL).url.render_as_string(hide_password=False)
     owner_url = f"{base}?options=-csearch_path%3D{schema}"
     JudgeService(owner_url, judges=fake_judges(), test_schema=pg_db[1]).close()
     role_url = sa.make_url(base).set(username="rcjudge_api").render_as_string(
         hide_password=False) + f"?options=-csearch_path%3D{schema}"
-    service = JudgeService(role_url, judges=fake_judges(), test_schema=pg_db[1])
+    service = JudgeService(role_url, judges=fake_judges(), test_schema=pg_db[1],
+                           bundle_roots=TMP_ROOTS)
     try:
         store = OutcomeStore(service.modes["live"].engine)
         store.create_dataset("lab/role")
@@ -319,10 +321,10 @@ def test_the_api_path_never_reads_runs_task_id_on_sqlite(tmp_path, api_bundles):
     from judge.api.auth import RIGHTS
     from judge.api.routes import create_app
     from judge.api.service import JudgeService
-    from tests.api.conftest import bearer, fake_judge, fake_judges, request_for
+    from tests.api.conftest import TMP_ROOTS, bearer, fake_judge, fake_judges, request_for
 
     service = JudgeService(f"sqlite:///{tmp_path / 'b.db'}", judges=fake_judges(
-        **{"fake-v2": lambda: fake_judge("fake-v2")}))
+        **{"fake-v2": lambda: fake_judge("fake-v2")}), bundle_roots=TMP_ROOTS)
     seen: list[str] = []
     sa.event.listen(service.modes["live"].engine, "before_cursor_execute",
                     lambda conn, cur, stmt, *a: seen.append(stmt))

@@ -92,6 +92,26 @@ def wait_for(fn, n, timeout=10):
     return fn()
 
 
+@pytest.mark.parametrize(("url", "why"), [
+    ("http://169.254.169.254/latest/meta-data/", "url: test keys may target loopback only "
+     "(host '169.254.169.254' is 169.254.169.254)"),
+    ("http://10.0.0.1/x", "url: test keys may target loopback only (host '10.0.0.1' is "
+     "10.0.0.1)"),
+    ("http://metadata.google.internal/x", "url: host 'metadata.google.internal' is loopback "
+     "or cloud metadata"),
+    ("https://example.com/x", "url: test keys may target loopback only (host 'example.com' "
+     "is 93.184.216.34)")])
+def test_test_keys_may_target_loopback_only(client, service, test_key, url, why):
+    service.resolve = lambda host: {"example.com": ["93.184.216.34"]}[host]
+    r = client.post("/v1/webhook-endpoints", headers=bearer(test_key),
+                    json={"url": url, "events": ["judgment.completed"]})
+    assert (r.status_code, r.json()["detail"]) == (422, why)
+    for ok in ("http://127.0.0.1:9/x", "http://[::1]:9/x", "http://localhost:9/x"):
+        r = client.post("/v1/webhook-endpoints", headers=bearer(test_key),
+                        json={"url": ok, "events": ["judgment.completed"]})
+        assert r.status_code == 201, (ok, r.text)
+
+
 def test_live_keys_cannot_target_loopback(client, live_key):
     r = client.post("/v1/webhook-endpoints", headers=bearer(live_key),
                     json={"url": "http://127.0.0.1:9/x", "events": ["judgment.completed"]})

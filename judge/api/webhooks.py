@@ -87,40 +87,51 @@ def backoff(attempt: int, base_s: float, rng: random.Random) -> float:
 
 def refused_target(url: str, resolve: Callable[[str], list[str]] | None = None) -> str | None:
     """Why ``url`` may not be a live webhook target, or None when it may."""
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
+    host = _host(url)
+    if host is None:
         return "url: expected http(s)://host/…"
-    host = parts.hostname.lower().rstrip(".")
     if host in METADATA_HOSTS or host == "localhost" or host.endswith(".localhost"):
         return f"url: host {host!r} is loopback or cloud metadata"
-    try:
-        addresses = [host] if _is_ip(host) else (resolve or _resolve)(host)
-    except OSError as exc:
-        return f"url: host {host!r} does not resolve ({exc.strerror or exc})"
-    for a in addresses:
-        ip = ipaddress.ip_address(a.split("%")[0])
+    ips = _addresses(host, resolve)
+    if isinstance(ips, str):
+        return ips
+    for ip in ips:
         if not ip.is_global or ip.is_multicast:
             return f"url: host {host!r} resolves to {ip}, a private/loopback/metadata address"
     return None
 
 
-def refused_test_target(url: str,
-                        resolve: Callable[[str], list[str]] | None = None) -> str | None:
-    """Why ``url`` may not be a test key's webhook target (loopback only), or None."""
+def _host(url: str) -> str | None:
+    """The lower-cased host of an http(s) URL, or None for any other URL."""
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        return "url: expected http(s)://host/…"
-    host = parts.hostname.lower().rstrip(".")
-    if host in METADATA_HOSTS:
-        return f"url: host {host!r} is loopback or cloud metadata"
-    if host == "localhost" or host.endswith(".localhost"):
         return None
+    return parts.hostname.lower().rstrip(".")
+
+
+def _addresses(host: str, resolve: Callable[[str], list[str]] | None):
+    """The IP addresses ``host`` is or resolves to; a refusal line when it does not resolve."""
     try:
         addresses = [host] if _is_ip(host) else (resolve or _resolve)(host)
     except OSError as exc:
         return f"url: host {host!r} does not resolve ({exc.strerror or exc})"
-    for a in addresses:
-        ip = ipaddress.ip_address(a.split("%")[0])
+    return [ipaddress.ip_address(a.split("%")[0]) for a in addresses]
+
+
+def refused_test_target(url: str,
+                        resolve: Callable[[str], list[str]] | None = None) -> str | None:
+    """Why ``url`` may not be a test key's webhook target (loopback only), or None."""
+    host = _host(url)
+    if host is None:
+        return "url: expected http(s)://host/…"
+    if host in METADATA_HOSTS:
+        return f"url: host {host!r} is loopback or cloud metadata"
+    if host == "localhost" or host.endswith(".localhost"):
+        return None
+    ips = _addresses(host, resolve)
+    if isinstance(ips, str):
+        return ips
+    for ip in ips:
         if not ip.is_loopback:
             return f"url: test keys may target loopback only (host {host!r} is {ip})"
     return None

@@ -28,22 +28,28 @@ def pixels(png: bytes, rgb: tuple[int, int, int], tol: int = 40) -> int:
     return int((np.abs(img - rgb).max(axis=2) <= tol).sum())
 
 
-@pytest.mark.browser
-def test_explain_page_in_chromium(make_bundles, tmp_path: Path, artifacts_dir: Path) -> None:
-    from playwright.sync_api import sync_playwright
-
+def explain_page(make_bundles, tmp_path: Path) -> Path:
+    """The explain page of a small slip bundle judged by three scripted fake models."""
     bundle = make_bundles(1, seed=3, outcome="grasp.slip", width=96, height=64, fps=10)[0]
     version = tmp_path / "fake-explain.yaml"
     version.write_text(yaml.safe_dump({"name": "fake-explain", "models": [
         {"name": f"m{i}", "backend": "fake", "options": {"script": SCRIPT}} for i in range(3)]}))
     out = tmp_path / "explain.html"
     assert main(["explain", str(bundle), "--judge", str(version), "--out", str(out)]) == 0
+    return out
+
+
+@pytest.mark.browser
+def test_explain_page_in_chromium(make_bundles, tmp_path: Path, artifacts_dir: Path) -> None:
+    from playwright.sync_api import sync_playwright
+
+    out = explain_page(make_bundles, tmp_path)
 
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
         page = browser.new_page(viewport={"width": 1000, "height": 1400})
         page.goto(out.as_uri())
-        assert page.title() == f"explain {bundle.name} — fake-explain"
+        assert page.title() == "explain synth-0003-0000 — fake-explain"
         sizes = page.locator("img").evaluate_all(
             "imgs => imgs.map(i => [i.complete, i.naturalWidth, i.naturalHeight])")
         assert sizes == [[True, 96, 64]] * 48  # 3 cameras × 16 frames, all decoded
@@ -74,12 +80,7 @@ def test_explain_page_legends_ticks_and_layout(make_bundles, tmp_path: Path, wid
     2,000 px nothing is cut off and the page never scrolls sideways (issue 28 item 7)."""
     from playwright.sync_api import sync_playwright
 
-    bundle = make_bundles(1, seed=3, outcome="grasp.slip", width=96, height=64, fps=10)[0]
-    version = tmp_path / "fake-explain.yaml"
-    version.write_text(yaml.safe_dump({"name": "fake-explain", "models": [
-        {"name": f"m{i}", "backend": "fake", "options": {"script": SCRIPT}} for i in range(3)]}))
-    out = tmp_path / "explain.html"
-    assert main(["explain", str(bundle), "--judge", str(version), "--out", str(out)]) == 0
+    out = explain_page(make_bundles, tmp_path)
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
         page = browser.new_page(viewport={"width": width, "height": 1200})

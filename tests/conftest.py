@@ -191,3 +191,22 @@ def labelled_tiny_ledger(tiny_models, make_bundles, tmp_path_factory) -> str:
                                      labeled_at=datetime(2026, 12, 1, tzinfo=UTC))])
     judge.close()
     return url
+
+
+def two_node_ray_cluster(cpus: int, gpus: int):
+    """A real two-node Ray cluster in this machine (``ray.cluster_utils.Cluster``), each
+    node with ``cpus`` CPUs and ``gpus`` logical GPUs, joined by this process; a generator
+    for module-scoped fixtures: it yields the cluster and shuts both down after."""
+    import ray
+    from ray.cluster_utils import Cluster
+
+    os.environ["RAY_AUTH_MODE"] = "disabled"
+    if ray.is_initialized():
+        ray.shutdown()
+    c = Cluster(initialize_head=True, head_node_args={"num_cpus": cpus, "num_gpus": gpus})
+    c.add_node(num_cpus=cpus, num_gpus=gpus)
+    c.wait_for_nodes()
+    ray.init(address=c.address, log_to_driver=False)
+    yield c
+    ray.shutdown()
+    c.shutdown()

@@ -34,10 +34,9 @@ from judge.learn.train import (
     TrainError,
     answer_specs,
     answers_dataset,
-    free,
     labelled_runs,
     prepare_parts,
-    raw_answers,
+    read_through,
     split_runs,
     training_specs,
 )
@@ -137,8 +136,6 @@ def average_versions(ledger: Ledger, versions: Sequence[JudgeVersion], new_name:
             no longer split as theirs did, or the name is taken.
         CalibrationError: the config file exists.
     """
-    from models.registry import create_backend
-
     record = check_members(versions)
     training_specs(versions[0], "--versions")  # a backend without weights: refused here
     target = version_path(new_name, config_out)  # refused before any work if taken
@@ -164,13 +161,7 @@ def average_versions(ledger: Ledger, versions: Sequence[JudgeVersion], new_name:
     answers: dict[str, list] = {"calibration": [], "validation": []}
     specs, serving = answer_specs(mean, "--versions")
     for spec in specs:  # as train reads them; one model resident at a time
-        backend = create_backend(spec)
-        backend.load()
-        try:
-            for part, got in answers.items():
-                got.append(raw_answers(backend, examples[part], mean))
-        finally:
-            free(backend)
+        read_through(spec, answers, examples, mean)
     calibrated = fit_version(mean, answers_dataset(answers["calibration"],
                                                    examples["calibration"]))
     val_metrics = confidence_report(calibrated, answers_dataset(answers["validation"],

@@ -414,10 +414,24 @@ def answers_dataset(answers: Sequence[np.ndarray], examples: Sequence[Example]) 
                    success=np.array([ex.label.success for ex in examples], float))
 
 
-def raw_dataset(backends: Sequence, examples: Sequence[Example],
-                version: JudgeVersion) -> Dataset:
-    """Raw P(yes) of each model on each run's attempt and success question, with labels."""
-    return answers_dataset([raw_answers(b, examples, version) for b in backends], examples)
+def read_parts(backend, answers: dict[str, list], examples: dict[str, list[Example]],
+               version: JudgeVersion) -> None:
+    """Append ``backend``'s :func:`raw_answers` on each part's runs to ``answers[part]``."""
+    for part, got in answers.items():
+        got.append(raw_answers(backend, examples[part], version))
+
+
+def read_through(spec, answers: dict[str, list], examples: dict[str, list[Example]],
+                 version: JudgeVersion) -> None:
+    """:func:`read_parts` through the backend ``spec`` names: loaded, read, freed."""
+    from models.registry import create_backend
+
+    backend = create_backend(spec)
+    backend.load()
+    try:
+        read_parts(backend, answers, examples, version)
+    finally:
+        free(backend)
 
 
 def free(backend) -> None:
@@ -537,19 +551,13 @@ def train_version(ledger: Ledger, parent: JudgeVersion, new_name: str,
                                                     cfg.seed * 100 + i, cfg, meter, textless)
             meter.close()
             if not serving or entry.backend == "transformers":  # read through this one
-                for part, got in answers.items():
-                    got.append(raw_answers(backend, examples[part], parent))
+                read_parts(backend, answers, examples, parent)
             backend.save(staging / entry.name)
         finally:
             free(backend)
         if serving and entry.backend != "transformers":  # through vLLM, as it will serve
-            served = create_backend(replace(entry.spec(), path=str(staging / entry.name)))
-            served.load()
-            try:
-                for part, got in answers.items():
-                    got.append(raw_answers(served, examples[part], parent))
-            finally:
-                free(served)
+            read_through(replace(entry.spec(), path=str(staging / entry.name)), answers,
+                         examples, parent)
     train_s = time.perf_counter() - t1
     staging.rename(weights_root)
 

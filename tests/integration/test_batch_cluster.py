@@ -11,9 +11,10 @@ every other bundle judged once, the dead replica restarted (not lost).
 from __future__ import annotations
 
 import json
-import os
 
 import pytest
+
+from tests.conftest import two_node_ray_cluster
 
 pytestmark = [pytest.mark.ray, pytest.mark.slow]
 
@@ -22,19 +23,7 @@ N = 200
 
 @pytest.fixture(scope="module")
 def cluster():
-    import ray
-    from ray.cluster_utils import Cluster
-
-    os.environ["RAY_AUTH_MODE"] = "disabled"
-    if ray.is_initialized():
-        ray.shutdown()
-    c = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, "num_gpus": 1})
-    c.add_node(num_cpus=1, num_gpus=1)
-    c.wait_for_nodes()
-    ray.init(address=c.address, log_to_driver=False)
-    yield c
-    ray.shutdown()
-    c.shutdown()
+    yield from two_node_ray_cluster(cpus=1, gpus=1)
 
 
 def test_a_replica_killed_mid_batch_costs_nothing_and_errors_cost_their_bundles(

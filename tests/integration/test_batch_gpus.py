@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import itertools
 import json
-import os
 from collections import defaultdict
 from pathlib import Path
 
 import pytest
 import yaml
+
+from tests.conftest import two_node_ray_cluster
 
 pytestmark = [pytest.mark.ray, pytest.mark.slow]
 
@@ -27,19 +28,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 @pytest.fixture(scope="module")
 def cluster():
-    import ray
-    from ray.cluster_utils import Cluster
-
-    os.environ["RAY_AUTH_MODE"] = "disabled"
-    if ray.is_initialized():
-        ray.shutdown()
-    c = Cluster(initialize_head=True, head_node_args={"num_cpus": 2, "num_gpus": 4})
-    c.add_node(num_cpus=2, num_gpus=4)
-    c.wait_for_nodes()
-    ray.init(address=c.address, log_to_driver=False)
-    yield c
-    ray.shutdown()
-    c.shutdown()
+    yield from two_node_ray_cluster(cpus=2, gpus=4)
 
 
 def production_with_fake(name: str, **options):

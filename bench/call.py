@@ -225,7 +225,8 @@ def bench_batch(judge: str, bundles: str) -> dict[str, Any]:
     os.environ.setdefault("RAY_AUTH_MODE", "disabled")
     import ray
 
-    from judge.batch.run import run_batch, start_ray
+    from judge.batch.place import start_ray
+    from judge.batch.run import run_batch
     from judge.ensemble.judge import Judge, prepare
     from judge.ensemble.version import load_judge_version
     from judge.ledgers.records import Run

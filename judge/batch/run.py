@@ -50,23 +50,13 @@ from judge.batch.cost import BatchCost, batch_cost, cpus_held
 from judge.batch.driver import Batch
 from judge.batch.place import BatchError, place_replicas, start_ray, start_replicas, unplaced
 from judge.batch.plan import Unplaceable, check_overrides, plan_batch
-from judge.batch.work import Ask, Replica, take
+from judge.batch.work import Replica
 from judge.bundle.manifest import claimed_bundle_hash
 from judge.ensemble.judge import Judge, pricing
 from judge.ensemble.version import JudgeVersion
 from judge.ledgers.store import Ledger
 
-_Ask = Ask  # the names tests and benches import from here
-__all__ = [
-    "Batch",
-    "BatchError",
-    "BatchSummary",
-    "_Ask",
-    "check_max_in_flight",
-    "run_batch",
-    "start_ray",
-    "take",
-]
+__all__ = ["BatchError", "BatchSummary", "check_max_in_flight", "run_batch"]
 
 
 def check_max_in_flight(n: int, name: str = "max_in_flight") -> int:

@@ -1,6 +1,6 @@
 """The driver's bookkeeping of a batch: bundles in flight, their asks, the replicas' states.
 
-``judge.batch.run.Batch`` keeps one :class:`Work` per bundle between submission and ledger
+``judge.batch.driver.Batch`` keeps one :class:`Work` per bundle between submission and ledger
 write, one queue of :class:`Ask` per model, and one :class:`Replica` per model replica;
 :func:`take` is the policy by which an idle replica takes queued asks.
 """

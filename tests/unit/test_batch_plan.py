@@ -89,13 +89,13 @@ class _W:
 
 
 def _queue(*specs):
-    from judge.batch.run import _Ask
+    from judge.batch.work import Ask
 
-    return deque(_Ask(_W(failed), list(range(n)), avoid) for n, avoid, failed in specs)
+    return deque(Ask(_W(failed), list(range(n)), avoid) for n, avoid, failed in specs)
 
 
 def test_a_replica_takes_the_oldest_asks_up_to_its_batch_size():
-    from judge.batch.run import take
+    from judge.batch.work import take
 
     q = _queue((2, None, False), (2, None, False), (1, None, False), (2, None, False))
     got = take(q, replica=0, live=1, batch_size=5)
@@ -107,7 +107,7 @@ def test_a_replica_takes_the_oldest_asks_up_to_its_batch_size():
 
 
 def test_asks_of_failed_bundles_are_dropped_and_retries_go_alone_elsewhere():
-    from judge.batch.run import take
+    from judge.batch.work import take
 
     q = _queue((2, None, True), (1, 0, False), (2, None, False), (2, None, False))
     # replica 0 may not take the retry that failed on it while replica 1 lives

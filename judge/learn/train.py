@@ -67,15 +67,13 @@ from judge.learn.calibrate import (
     version_path,
     write_version,
 )
-from judge.learn.step import (  # noqa: F401  (some re-exported)
+from judge.learn.step import (
     CLIP_NORM,
     TrainError,
-    _loss,
     accumulate,
     add_lora,
     default_lr,
     enable_checkpointing,
-    lora_targets,
     mean_loss,
     merge_lora,
     restore,

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 import torch
 
+from judge.learn import step
 from judge.learn import train as train_module
 from models.base import ScoreRequest
 
@@ -26,7 +27,7 @@ def _requests(n: int) -> list[tuple[ScoreRequest, int]]:
 
 def test_the_loss_builds_its_targets_on_the_logits_device():
     # on CUDA the logits are on cuda:0; a target built on the CPU fails the first loss
-    loss = train_module._loss(MetaLogits(), _requests(3))
+    loss = step._loss(MetaLogits(), _requests(3))
     assert loss.device.type == "meta" and loss.shape == ()
 
 
@@ -68,7 +69,7 @@ def test_per_question_backward_accumulates_the_batch_gradient(tiny_models, name)
     backend = tiny_backend(name)
     backend.model.train()
     batch = tiny_questions(4)
-    loss = train_module._loss(backend, batch)  # the batch's mean loss, one backward
+    loss = step._loss(backend, batch)  # the batch's mean loss, one backward
     loss.backward()
     whole = grads(backend.model)
     mean = train_module.accumulate(backend, batch)  # a backward per question

@@ -53,8 +53,8 @@ import sqlalchemy as sa
 from judge.errors import JudgeError
 from judge.learn.train import TrainConfig, assign_part, seed_group
 from judge.ledgers import schema as S
+from judge.ledgers.review import STRATEGIES, Review
 
-STRATEGIES = ("committee", "uncertainty", "random", "coverage")
 _LN2, _LN3 = math.log(2.0), math.log(3.0)
 
 
@@ -88,6 +88,12 @@ class Candidate:
     success_confidence: float
 
 
+def review(pick: Pick, judge_version: str, note: str | None = None) -> Review:
+    """The ``review_labels`` row of a label made from ``pick`` (``add_reviewed_labels``)."""
+    return Review(judge_version=judge_version, strategy=pick.strategy, rank=pick.rank,
+                  score=pick.score, reason=pick.reason, note=note)
+
+
 # --- scores (pure) ---------------------------------------------------------------------
 
 def _kl(p: float, q: float) -> float:
@@ -100,11 +106,12 @@ def _kl(p: float, q: float) -> float:
 
 
 def mean_kl(ps: Sequence[float]) -> float:
-    """Mean KL divergence of each P(yes) to their mean, in units of ln 2 (0 when they agree)."""
+    """Mean KL divergence of each P(yes) to their mean, in units of ln 2 (0 when they agree),
+    to 12 decimals (equal answers in another order score the same)."""
     if not ps:
         return 0.0
     q = sum(ps) / len(ps)
-    return sum(_kl(p, q) for p in ps) / len(ps) / _LN2
+    return round(sum(_kl(p, q) for p in ps) / len(ps) / _LN2, 12) + 0.0
 
 
 def vote_entropy(classes: Sequence[str | None]) -> float:
@@ -113,7 +120,7 @@ def vote_entropy(classes: Sequence[str | None]) -> float:
     if len(named) < 2:
         return 0.0
     counts = Counter(named).values()
-    return -sum(k / len(named) * math.log(k / len(named)) for k in counts) / _LN3
+    return round(-sum(k / len(named) * math.log(k / len(named)) for k in counts) / _LN3, 12) + 0.0
 
 
 def _ps(ps: Sequence[float]) -> str:

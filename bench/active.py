@@ -154,11 +154,33 @@ def committee_p(xs: np.ndarray, labelled: np.ndarray, y: np.ndarray, l2: float) 
                      for i in range(xs.shape[1])], axis=1)
 
 
-def scores(p: np.ndarray, truth: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The judge's vote on three P(success) per run: (right?, confidence) per run."""
+def ensemble_map(xs: np.ndarray, labelled: np.ndarray, y: np.ndarray, l2: float,
+                 folds: int = 5):
+    """The ensemble's success map (a Platt map on the heads' mean P, as ``rcjudge train``
+    fits on its calibration part), fitted on out-of-fold means: each labelled run's mean
+    comes from heads fitted without its fold. Identity with fewer than two runs a fold."""
+    from judge.ensemble.version import Calibration, Platt, Vote
+    from judge.learn.calibrate import fit_platt
+
+    idx = np.flatnonzero(labelled)
+    if len(idx) < 2 * folds:
+        return Vote(calibration=Calibration(success=Platt()))
+    oof = np.empty(len(idx))
+    for k in range(folds):
+        held = np.zeros(len(idx), bool)
+        held[k::folds] = True
+        fit = np.zeros(len(y), bool)
+        fit[idx[~held]] = True
+        oof[held] = committee_p(xs, fit, y, l2)[idx[held]].mean(1)
+    return Vote(calibration=Calibration(success=fit_platt(oof, y[idx])))
+
+
+def scores(p: np.ndarray, truth: np.ndarray, rule=None) -> tuple[np.ndarray, np.ndarray]:
+    """The judge's vote (``rule``: its ensemble map) on three P(success) per run: (right?,
+    confidence) per run."""
     from judge.ensemble.vote import ModelVote, vote
 
-    results = [vote([ModelVote(str(i), 1.0, float(q)) for i, q in enumerate(row)])
+    results = [vote([ModelVote(str(i), 1.0, float(q)) for i, q in enumerate(row)], rule)
                for row in p]
     right = np.array([r.success == bool(t) for r, t in zip(results, truth, strict=True)])
     return right, np.array([r.success_confidence for r in results])
@@ -193,10 +215,11 @@ def curve(feats: dict, test: np.ndarray, strategy: str, seed: int, points: list[
     steps, at = [], {}
     while True:
         p = committee_p(xs, labelled, y, l2)
-        right, conf = scores(p[test], y[test])
+        right, conf_raw = scores(p[test], y[test])
+        _, conf = scores(p[test], y[test], ensemble_map(xs, labelled, y, l2))
         n = int(labelled.sum())
         steps.append({"labels": n, "accuracy": float(right.mean()),
-                      "ece": float(ece(conf, right))})
+                      "ece": float(ece(conf, right)), "ece_raw": float(ece(conf_raw, right))})
         if n in points:
             ci = bootstrap_interval(lambda idx, r=right: float(r[idx].mean()), len(right),
                                     resamples, seed=seed)
@@ -215,10 +238,12 @@ def curve(feats: dict, test: np.ndarray, strategy: str, seed: int, points: list[
             "points": {str(k): v for k, v in sorted(at.items())}}
 
 
-def labels_to_reach(steps: list[dict], target: float) -> int | None:
-    """The fewest labels at which ``steps``' accuracy reaches ``target`` (None: never)."""
-    for s in steps:
-        if s["accuracy"] >= target - 1e-12:
+def labels_to_reach(steps: list[dict], target: float, held: bool = False) -> int | None:
+    """The fewest labels at which ``steps``' accuracy reaches ``target`` (None: never);
+    ``held``: from which it stays there at every later step."""
+    for k, s in enumerate(steps):
+        if s["accuracy"] >= target - 1e-12 and (
+                not held or all(t["accuracy"] >= target - 1e-12 for t in steps[k:])):
             return s["labels"]
     return None
 
@@ -235,8 +260,8 @@ def mean_steps(curves: list[dict]) -> list[dict]:
 
 def table(result: dict) -> str:
     """Markdown: one row per label count, strategy and seed, then the seeds' mean."""
-    lines = ["| labels | strategy | seed | success accuracy [95 % CI] | ECE | positives |",
-             "|---|---|---|---|---|---|"]
+    lines = ["| labels | strategy | seed | success accuracy [95 % CI] | ECE | ECE, no ensemble "
+             "map | successes labelled |", "|---|---|---|---|---|---|---|"]
     for n in result["points"]:
         for strategy in result["strategies"]:
             cs = [c for c in result["curves"] if c["strategy"] == strategy]
@@ -245,11 +270,13 @@ def table(result: dict) -> str:
                 ci = pt["accuracy_ci"]
                 lines.append(f"| {n} | {strategy} | {c['seed']} | {pt['accuracy']:.3f} "
                              f"[{ci[0]:.3f}, {ci[1]:.3f}] | {pt['ece']:.3f} | "
-                             f"{pt['positives']} |")
+                             f"{pt['ece_raw']:.3f} | {pt['positives']} |")
             acc = [c["points"][str(n)]["accuracy"] for c in cs]
             e = [c["points"][str(n)]["ece"] for c in cs]
+            raw = [c["points"][str(n)]["ece_raw"] for c in cs]
             lines.append(f"| {n} | **{strategy}** | mean | **{np.mean(acc):.3f}** "
-                         f"(seeds {min(acc):.3f}–{max(acc):.3f}) | {np.mean(e):.3f} | |")
+                         f"(seeds {min(acc):.3f}–{max(acc):.3f}) | {np.mean(e):.3f} | "
+                         f"{np.mean(raw):.3f} | |")
     return "\n".join(lines)
 
 
@@ -262,6 +289,7 @@ def plot(result: dict, path: Path) -> bool:
         return False
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    import matplotlib.ticker
 
     fig, axes = plt.subplots(1, 2, figsize=(10, 4), dpi=110)
     for strategy in result["strategies"]:
@@ -276,6 +304,7 @@ def plot(result: dict, path: Path) -> bool:
     axes[0].set(xlabel="labels", ylabel="success accuracy (test part)", xscale="log")
     axes[1].set(xlabel="labels", ylabel="success ECE (test part)", xscale="log")
     for ax in axes:
+        ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
         ax.set_xticks(result["points"], [str(n) for n in result["points"]])
         ax.grid(alpha=0.3)
     axes[0].legend()
@@ -323,9 +352,10 @@ def run(args: argparse.Namespace) -> dict:
         result["random_final_accuracy"] = target
         result["labels_to_reach_random_final"] = {}
         for strategy in args.strategies:
-            need = labels_to_reach(mean_steps([c for c in curves if c["strategy"] == strategy]),
-                                   target)
-            result["labels_to_reach_random_final"][strategy] = need
+            mean = mean_steps([c for c in curves if c["strategy"] == strategy])
+            result["labels_to_reach_random_final"][strategy] = {
+                "first": labels_to_reach(mean, target),
+                "held": labels_to_reach(mean, target, held=True)}
     result["seconds"] = round(time.perf_counter() - t0, 1)
     out.mkdir(parents=True, exist_ok=True)
     (out / "curves.json").write_text(json.dumps(result, indent=1) + "\n")
@@ -340,10 +370,13 @@ def summary(result: dict) -> str:
              f"{result['majority_rate']:.3f}); {result['seconds']} s"]
     if "random_final_accuracy" in result:
         final = result["points"][-1]
+        lines.append(f"random's mean accuracy at {final} labels: "
+                     f"{result['random_final_accuracy']:.3f}; the seeds' mean curve of each "
+                     "strategy reaches it first / for good at:")
         for strategy, need in result["labels_to_reach_random_final"].items():
-            saved = "never" if need is None else f"{need} labels ({1 - need / final:.0%} fewer)"
-            lines.append(f"{strategy}: random's accuracy at {final} labels "
-                         f"({result['random_final_accuracy']:.3f}) reached with {saved}")
+            said = [("never" if n is None else f"{n} labels ({1 - n / final:.0%} fewer)")
+                    for n in (need["first"], need["held"])]
+            lines.append(f"  {strategy}: {said[0]} / {said[1]}")
     return "\n".join(lines)
 
 

@@ -29,6 +29,9 @@ def test_labels_to_reach_and_the_seeds_mean():
              {"labels": 20, "accuracy": 0.7}]
     assert labels_to_reach(steps, 0.8) == 15
     assert labels_to_reach(steps, 0.9) is None
+    assert labels_to_reach(steps, 0.8, held=True) is None  # 0.7 after it
+    assert labels_to_reach(steps, 0.7, held=True) == 15
+    assert labels_to_reach(steps, 0.6, held=True) == 10
     other = [{"labels": 10, "accuracy": 0.8}, {"labels": 15, "accuracy": 0.6}]
     assert mean_steps([{"steps": steps}, {"steps": other}]) == [
         {"labels": 10, "accuracy": pytest.approx(0.7)},
@@ -50,13 +53,15 @@ def test_the_bench_at_a_tiny_size(tiny_models, make_bundles, tmp_path, capsys):
     for c in result["curves"]:
         assert [s["labels"] for s in c["steps"]] == [4, 6, 8, 10]
         assert list(c["points"]) == ["6", "10"]
+        assert set(c["points"]["10"]) == {"labels", "accuracy", "ece", "ece_raw",
+                                          "accuracy_ci", "positives"}
         lo, hi = c["points"]["10"]["accuracy_ci"]
         assert lo <= c["points"]["10"]["accuracy"] <= hi
     for seed in (0, 1):  # one start per seed: every strategy's first point is the same
         firsts = {json.dumps(c["steps"][0]) for c in result["curves"] if c["seed"] == seed}
         assert len(firsts) == 1
     assert "| 10 | **committee** | mean |" in printed.out
-    assert "random's accuracy at 10 labels" in printed.out
+    assert "random's mean accuracy at 10 labels" in printed.out
     assert (tmp_path / "curves.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert "hidden states of 36 runs" in printed.err
     assert main(argv) == 0  # the cache: no model is loaded again

@@ -38,7 +38,6 @@ docs/judge-quality.md. The feature cache makes a second run take seconds.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import sys
 import time
@@ -109,20 +108,25 @@ def hidden_features(bundles: list[Path], judge: str) -> dict[str, np.ndarray]:
 
 
 def load_features(bundles_dir: Path, judge: str, out: Path) -> dict[str, np.ndarray]:
-    """:func:`hidden_features` of every bundle under ``bundles_dir``, cached in ``out``."""
+    """:func:`hidden_features` of every bundle under ``bundles_dir``, in run-id order, cached
+    in ``out`` per run (by bundle path): only bundles not cached yet are computed."""
     bundles = sorted(p.parent for p in bundles_dir.glob("*/truth.json"))
     if not bundles:
         raise SystemExit(f"--bundles {bundles_dir}: no bundle with a truth.json "
                          "(make them with `rcjudge sim`, docs/sim.md)")
-    key = hashlib.sha256(f"{judge}\n".encode() + "\n".join(
-        str(b.resolve()) for b in bundles).encode()).hexdigest()[:16]
-    cache = out / f"features-{judge}-{key}.npz"
-    if cache.exists():
-        return dict(np.load(cache, allow_pickle=False))
-    feats = hidden_features(bundles, judge)
-    out.mkdir(parents=True, exist_ok=True)
-    np.savez(cache, **feats)
-    return feats
+    cache = out / f"features-{judge}.npz"
+    have: dict[str, np.ndarray] = dict(np.load(cache, allow_pickle=False)) if cache.exists() else {}
+    where = {str(p): i for i, p in enumerate(have.get("path", []))}
+    missing = [b for b in bundles if str(b.resolve()) not in where]
+    if missing:
+        new = hidden_features(missing, judge)
+        new["path"] = np.array([str(b.resolve()) for b in missing])
+        have = new if not have else {k: np.concatenate([have[k], new[k]]) for k in new}
+        out.mkdir(parents=True, exist_ok=True)
+        np.savez(cache, **have)
+        where = {p: i for i, p in enumerate(have["path"])}
+    rows = np.array([where[str(b.resolve())] for b in bundles])
+    return {k: v[rows] for k, v in have.items()}
 
 
 # --- the heads and the loop ----------------------------------------------------------------

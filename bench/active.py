@@ -343,7 +343,7 @@ def plot(result: dict, path: Path) -> bool:
         ticks = [result["initial"], *result["points"]]
         ax.set_xticks(ticks, [str(n) for n in ticks])
         ax.grid(alpha=0.3)
-    axes[0].legend()
+    axes[0].legend(loc="lower right", fontsize=8)
     fig.suptitle(f"{result['runs']['pool']} pool / {result['runs']['test']} test runs, "
                  f"{len(result['seeds'])} seeds (mean, seeds' range shaded)")
     fig.tight_layout()

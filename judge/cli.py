@@ -76,7 +76,8 @@ def _cmd_bundle_create(args: argparse.Namespace) -> int:
 
 
 def _cmd_explain(args: argparse.Namespace) -> int:
-    from judge.explain import ExplainError, explain, explain_runs, read_run_ids
+    from judge.explain import explain, explain_runs, read_run_ids
+    from judge.explain_evidence import ExplainError
 
     if args.out_dir:
         if args.out or args.mcap or args.rrd:

@@ -2,7 +2,7 @@
 
 ``rcjudge explain BUNDLE|RUN_ID`` (``docs/explain.md``). The page is rebuilt from the
 bundle exactly as judging reads it — intake, streams, contacts, sampled timestamps,
-decoded frames (``judge.bundle``), the images the questions show
+decoded frames (:func:`judge.explain_evidence.gather`), the images the questions show
 (:func:`judge.ensemble.prompts.question_indices`) — next to a :class:`Judgment`: one just
 made, or one read from the ledger. Plots are inline SVG, images inline JPEG (base64):
 the file opens anywhere, offline, with no script.
@@ -15,82 +15,24 @@ import html
 import io
 import os
 import tempfile
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
 from PIL import Image
 
-from judge.bundle.contacts import ContactEvent
-from judge.bundle.decode import decode_frames, load_streams
-from judge.bundle.intake import intake
-from judge.bundle.sample import plan_targets
-from judge.bundle.streams import Signals
 from judge.ensemble.judgment import Judgment
-from judge.ensemble.prompts import instruction_for, question_indices
 from judge.ensemble.version import JudgeVersion
-from judge.errors import JudgeError
+from judge.explain_evidence import Evidence, ExplainError, gather
 
 if TYPE_CHECKING:
     from judge.ledgers.records import Run
     from judge.ledgers.store import Ledger
 
 
-class ExplainError(JudgeError, ValueError):
-    """``rcjudge explain`` cannot find what to explain."""
-
-
 THUMB_W = 240  # px, the widest a frame is drawn
 KIND_COLOUR = {"grasp": "#1a7f37", "release": "#0969da", "slip": "#cf222e",
                "miss": "#9a6700", "impact": "#8250df"}
-
-
-@dataclass(frozen=True)
-class Evidence:
-    """What judging a bundle reads, before any model: the page's left-hand side."""
-
-    run_id: str
-    bundle_uri: str
-    bundle_hash: str
-    task_id: str
-    instruction: str
-    duration_s: float
-    start_ns: int  # the bundle's t = 0 (its first message), ns since the epoch
-    signals: Signals
-    contacts: list[ContactEvent]
-    windows: list[tuple[float, float]]  # dense sampling windows, merged, seconds
-    targets: np.ndarray  # (T,) sampled timestamps
-    shown: np.ndarray  # (K,) indices into targets that the questions show
-    cameras: tuple[str, ...]
-    images: np.ndarray  # (n_cams, T, H, W, 3) uint8
-    timestamps: np.ndarray  # (n_cams, T) the decoded frames' own times
-
-
-def gather(uri: str, version: JudgeVersion, run_id: str | None = None) -> Evidence:
-    """Intake, streams, contacts, sampling and frames of ``uri``, as ``version`` judges."""
-    bundle = intake(uri)
-    streams = load_streams(bundle)
-    sampling = version.sampling_settings()
-    contacts, targets = plan_targets(streams, sampling)
-    frames = decode_frames(streams.videos, targets)
-    half = sampling.sample.dense_half_window_s
-    windows: list[tuple[float, float]] = []
-    for c in sorted(contacts, key=lambda c: c.t):
-        a, b = max(0.0, c.t - half), min(streams.duration_s, c.t + half)
-        if windows and a <= windows[-1][1]:
-            windows[-1] = (windows[-1][0], max(windows[-1][1], b))
-        else:
-            windows.append((a, b))
-    name = run_id or bundle.root.rstrip("/").rsplit("/", 1)[-1]
-    return Evidence(run_id=name, bundle_uri=bundle.uri, bundle_hash=bundle.bundle_hash,
-                    task_id=bundle.attribution.task.id,
-                    instruction=instruction_for(bundle.attribution.task.id),
-                    duration_s=streams.duration_s, start_ns=streams.start_ns,
-                    signals=streams.signals, contacts=contacts,
-                    windows=windows, targets=targets,
-                    shown=question_indices(len(targets), version), cameras=frames.cameras,
-                    images=frames.images, timestamps=frames.timestamps)
 
 
 def _jpeg(img: np.ndarray) -> str:

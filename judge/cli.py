@@ -194,9 +194,26 @@ def check_report_path(path: str, flag: str = "--report") -> None:
         raise BatchError(f"{flag} {path}: cannot be written: {parent} is not writable")
 
 
+def _bag_source(args: argparse.Namespace) -> tuple[list[str], Any]:
+    """``--mapping``: the bags of SOURCE and the cache they are imported into, the mapping
+    checked first (a bad one refuses the batch, exit 2, before anything starts)."""
+    from judge.batch.bags import bag_cache, check_bundles_dir, resolve_bags
+    from judge.batch.run import BatchError
+    from judge.bundle.rosbag.mapping import RosbagError, load_mapping
+    from rcjudge.home import home
+
+    try:
+        load_mapping(args.mapping)
+    except RosbagError as exc:
+        raise BatchError(f"--mapping {exc}") from None
+    root = args.bundles_dir or str(home() / "bag-bundles")
+    check_bundles_dir(root)
+    return resolve_bags(args.source), bag_cache(root, args.mapping)
+
+
 def _cmd_batch(args: argparse.Namespace) -> int:
     from judge.batch.plan import check_overrides, parse_per_model
-    from judge.batch.run import check_max_in_flight, run_batch
+    from judge.batch.run import BatchError, check_max_in_flight, run_batch
     from judge.batch.sources import resolve_sources
     from judge.ensemble.version import load_judge_version
     from judge.ledgers.store import Ledger
@@ -208,7 +225,13 @@ def _cmd_batch(args: argparse.Namespace) -> int:
     batch_size = parse_per_model(args.batch_size, "--batch-size")
     if args.report:
         check_report_path(args.report)
-    uris = resolve_sources(args.source)
+    bags = how = None
+    if args.mapping:
+        uris, bags, how = [], *_bag_source(args)
+    else:
+        if args.bundles_dir:
+            raise BatchError("--bundles-dir: where bags' bundles go; it needs --mapping")
+        uris = resolve_sources(args.source)
     version = load_judge_version(args.judge)
     check_overrides(version, replicas, "--replicas")
     check_overrides(version, batch_size, "--batch-size")
@@ -220,8 +243,12 @@ def _cmd_batch(args: argparse.Namespace) -> int:
             OutcomeStore(ledger.engine).dataset(args.dataset)  # refused before judging
         summary = run_batch(uris, version, ledger, ray_address=args.ray_address,
                             max_in_flight=args.max_in_flight, progress=True,
-                            replicas=replicas, batch_size=batch_size)
+                            replicas=replicas, batch_size=batch_size, bags=bags, bag_import=how)
         if args.dataset:
+            if bags is not None:
+                from judge.batch.bags import cached_bundles
+
+                uris = [u for b in bags for u in cached_bundles(b, how) or []]
             summary_labels = _label_batch(ledger, args.dataset, uris, version.name)
     out = summary.as_dict()
     if args.dataset:
@@ -267,6 +294,11 @@ def format_summary(s: dict) -> str:
         lines.append(f"dataset {d['name']}: {d['sequences']} sequence(s), "
                      f"{d['labels_written']} model label(s) written, "
                      f"{d['labels_unchanged']} already there")
+    if "bags" in s:
+        b = s["bags"]
+        lines.append(f"bags: {b['bags']} ({b['imported']} imported now, {b['cached']} from the "
+                     f"cache, {b['failed']} failed) into {b['bundles']} bundle(s) in "
+                     f"{b['bundles_dir']}")
     lines += [f"  failed {f['uri']}: {f['error']}: {f['message'].splitlines()[0]}"
               for f in s["failures"]]
     return "\n".join(lines)
@@ -593,7 +625,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=_cmd_judge, input_exit=1)
 
     p = sub.add_parser("batch", help="judge many bundles on Ray into the ledgers (resumable)")
-    p.add_argument("source", help="a folder of bundles, a glob, or a list file of bundle URIs")
+    p.add_argument("source", help="a folder of bundles, a glob, or a list file of bundle URIs; "
+                   "with --mapping a folder of ROS bags, a bag, or a list file of bags")
+    p.add_argument("--mapping", metavar="FILE", help="SOURCE holds ROS bags: each is imported "
+                   "with this mapping (docs/rosbag.md) by the prepare workers, then judged")
+    p.add_argument("--bundles-dir", metavar="DIR", help="with --mapping: where the bags' "
+                   "bundles are written, cached by bag content (default "
+                   "RCJUDGE_HOME/bag-bundles)")
     p.add_argument("--judge", required=True, metavar="VERSION", help="judge version")
     p.add_argument("--ray-address", metavar="ADDR", help="join this Ray cluster (default: local)")
     p.add_argument("--db", metavar="URL", help=DB_HELP)

@@ -46,6 +46,7 @@ import ray
 from ray.util.placement_group import remove_placement_group
 
 from judge.batch.actors import PrepareActor
+from judge.batch.bags import BagImport, sort_bags
 from judge.batch.cost import BatchCost, batch_cost, cpus_held
 from judge.batch.driver import Batch
 from judge.batch.place import BatchError, place_replicas, start_ray, start_replicas, unplaced
@@ -86,6 +87,8 @@ class BatchSummary:
     reserved: BatchCost | None = None
     # per model: engine calls, requests, compute seconds, replicas lost
     calls: dict[str, dict[str, float]] = field(default_factory=dict)
+    # ROS bags (``--mapping``): bags, imported now, found in the cache, failed, bundles made
+    bags: dict[str, Any] | None = None
 
     @property
     def per_minute(self) -> float:
@@ -103,7 +106,8 @@ class BatchSummary:
                 "interrupted": self.interrupted,
                 "plan": self.plan,
                 "calls": {m: {k: round(v, 6) if isinstance(v, float) else v
-                              for k, v in c.items()} for m, c in self.calls.items()}}
+                              for k, v in c.items()} for m, c in self.calls.items()},
+                **({"bags": self.bags} if self.bags is not None else {})}
 
 
 
@@ -112,8 +116,12 @@ def run_batch(uris: list[str], version: JudgeVersion, ledger: Ledger,
               prepare_workers: int | None = None, progress: bool = True,
               replicas: dict[str, int] | int | None = None,
               batch_size: dict[str, int] | int | None = None,
-              place_timeout_s: float = 60.0) -> BatchSummary:
+              place_timeout_s: float = 60.0, bags: list[str] | None = None,
+              bag_import: BagImport | None = None) -> BatchSummary:
     """Judge ``uris`` with ``version`` into ``ledger``; see the module docstring.
+
+    ``bags`` (with ``bag_import``: the mapping and the cache) are ROS bags, imported by the
+    prepare actors into bundles that are then judged like ``uris`` (:mod:`judge.batch.bags`).
 
     ``replicas`` / ``batch_size``: one number for every model or ``{name: n}``; unset, the
     version's, else :mod:`judge.batch.plan`'s defaults for the cluster. The replicas are
@@ -130,9 +138,15 @@ def run_batch(uris: list[str], version: JudgeVersion, ledger: Ledger,
     judge = Judge(version, load=False)
     ledger.register_version(version.name, judge.fingerprint.digest, judge.fingerprint.parts)
     done = ledger.judged_bundle_hashes(version.name)
+    to_import = None
+    if bags is not None:
+        found, to_import = sort_bags(bags, bag_import, done)
+        uris = [*uris, *found]
+        summary.total = len(uris) + len(to_import.todo)
+        summary.bags = to_import.stats
     todo = deque(u for u in uris if claimed_bundle_hash(u) not in done)
     summary.skipped = len(uris) - len(todo)
-    if not todo:
+    if not todo and not (to_import and to_import.todo):
         return summary
     start_ray(ray_address)
     try:
@@ -161,7 +175,8 @@ def run_batch(uris: list[str], version: JudgeVersion, ledger: Ledger,
         raise BatchError("; ".join(bad))
     pools = [[Replica(handles[(i, r)], r) for r in range(n)]
              for i, n in enumerate(plan.replicas)]
-    batch = Batch(version, ledger, judge, plan, summary, todo, preps, pools, progress)
+    batch = Batch(version, ledger, judge, plan, summary, todo, preps, pools, progress,
+                  to_import)
     try:
         batch.run()
     finally:

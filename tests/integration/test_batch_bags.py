@@ -90,10 +90,9 @@ def test_bags_are_imported_judged_and_a_rerun_converts_nothing(bags, tmp_path, l
         assert len(entries) == 2 and not [p for p in cache.iterdir() if p.name.startswith(".")]
         assert runs == {str(e / b) for e in entries
                         for b in json.loads((e / "import.json").read_text())["bundles"]}
-        for e in entries:  # each bundle's frames: 3 s at 10 fps, three cameras, less the
-            # first frame: stamped at 0, before the bag's first message was logged (3 ms)
+        for e in entries:  # each bundle's frames: 3 s at 10 fps, three cameras
             (episode,) = json.loads((e / "import.json").read_text())["episodes"]
-            assert episode["frames"] == {"front": 29, "side": 29, "wrist": 29}
+            assert episode["frames"] == {"front": 30, "side": 30, "wrist": 30}
             assert episode["bag"] in (str(folder / "alpha"), str(folder / "beta.mcap"))
         made = {e: (e / "import.json").stat().st_mtime_ns for e in entries}
 
@@ -110,7 +109,6 @@ def test_bags_are_imported_judged_and_a_rerun_converts_nothing(bags, tmp_path, l
 def test_the_cli_judges_a_folder_of_bags_into_a_dataset_and_refuses_a_bad_mapping(
         bags, tmp_path, local_ray, capsys):
     from judge.bundle.rosbag.mapping import RosbagError, load_mapping
-
     from rcjudge.cli import main
 
     db = tmp_path / "l.db"

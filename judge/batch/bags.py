@@ -204,12 +204,15 @@ def import_cached(bag: str, how: BagImport) -> tuple[list[str], bool]:
             (tmp / "import.json").write_text(json.dumps(
                 {"bag": str(path), "bundles": names, "episodes": episodes}, indent=2,
                 default=str))
-            shutil.rmtree(cache / key, ignore_errors=True)  # an incomplete entry (no import.json)
-            os.replace(tmp, cache / key)
-        except BaseException:
+            try:
+                os.replace(tmp, cache / key)
+            except OSError:  # the entry is there: another worker imported the same bytes
+                if _bundles(cache / key) is None:
+                    raise
+                imported = False
+        finally:
             shutil.rmtree(tmp, ignore_errors=True)
-            raise
-        bundles = [str(cache / key / n) for n in names]
+        bundles = _bundles(cache / key)
     memo = _memo(cache, path)
     memo.parent.mkdir(parents=True, exist_ok=True)
     part = memo.with_name(f".{memo.name}.{os.getpid()}.part")

@@ -13,8 +13,6 @@ import yaml
 
 from bench.rosbag import mapping, write_bag
 
-pytestmark = [pytest.mark.ray, pytest.mark.slow]
-
 FAKE = {"name": "fake-bags", "models": [
     {"name": n, "backend": "fake", "options": {"script": {"attempt": 0.9, "success": 0.8}}}
     for n in "abc"]}
@@ -67,6 +65,34 @@ def _batch(bags, cache: Path, ledger):
                      bag_import=bag_cache(cache, bags["mapping"]))
 
 
+def test_a_folder_of_bags_lists_every_entry_and_one_of_no_bags_is_refused(bags, tmp_path):
+    from judge.batch.bags import resolve_bags
+    from judge.batch.sources import SourceError
+
+    folder = bags["folder"]
+    (folder / ".hidden").write_text("x")
+    expected = [str(folder / n) for n in ("alpha", "beta.mcap", "delta", "gamma")]
+    try:
+        assert resolve_bags(str(folder)) == expected
+        assert resolve_bags(str(folder / "beta.mcap")) == [str(folder / "beta.mcap")]
+        listing = tmp_path / "bags.txt"
+        listing.write_text(f"# tonight\n\n{folder / 'gamma'}\n../{tmp_path.name}/x.bag\n")
+        assert resolve_bags(str(listing)) == [str(folder / "gamma"),
+                                              str(tmp_path / f"../{tmp_path.name}/x.bag")]
+    finally:
+        (folder / ".hidden").unlink()
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "empty" / "notes.txt").write_text("x")
+    with pytest.raises(SourceError, match=rf"^{tmp_path / 'empty'}: no bag \(a ROS 2 bag folder "
+                                          r"with metadata.yaml, a .mcap or a .bag\) found; "
+                                          r"not bags: notes.txt$"):
+        resolve_bags(str(tmp_path / "empty"))
+    with pytest.raises(SourceError, match=r": no such bag, folder of bags or list file$"):
+        resolve_bags(str(tmp_path / "gone"))
+
+
+@pytest.mark.ray
+@pytest.mark.slow
 def test_bags_are_imported_judged_and_a_rerun_converts_nothing(bags, tmp_path, local_ray):
     from judge.ledgers.store import Ledger
 
@@ -106,6 +132,8 @@ def test_bags_are_imported_judged_and_a_rerun_converts_nothing(bags, tmp_path, l
         assert {e: (e / "import.json").stat().st_mtime_ns for e in entries} == made
 
 
+@pytest.mark.ray
+@pytest.mark.slow
 def test_the_cli_judges_a_folder_of_bags_into_a_dataset_and_refuses_a_bad_mapping(
         bags, tmp_path, local_ray, capsys):
     from judge.bundle.rosbag.mapping import RosbagError, load_mapping

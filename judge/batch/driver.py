@@ -27,7 +27,7 @@ from rcjudge.progress import Progress
 
 if TYPE_CHECKING:
     from judge.batch.bags import BagsToImport
-    from judge.batch.run import BatchSummary
+    from judge.batch.summary import BatchSummary
 
 
 class Batch:

@@ -36,7 +36,7 @@ from judge.bundle.rosbag.bag import Bag, field, open_bag, stamp_ns
 from judge.bundle.rosbag.cameras import IMAGE_TYPES, Track
 from judge.bundle.rosbag.mapping import Mapping, RosbagError, load_mapping
 from judge.bundle.rosbag.signals import Series, build_signals
-from judge.bundle.rosbag.timing import check_order, chosen, notes, report
+from judge.bundle.rosbag.timing import check_order, chosen, notes, report, seconds
 from judge.bundle.transcode import EncodeOptions
 
 __all__ = ["RosbagError", "import_bag", "list_bag"]
@@ -188,7 +188,7 @@ def import_bag(bag: str | Path, mapping_path: str | Path, out: str | Path,
                         raise RosbagError(f"{path}: topic {src.topic}: no message in episode "
                                           f"{i} for attribution {name}")
                     _set(attr, name, field(msg, src.field, f"{path}: topic {src.topic}"))
-            source = {"kind": "rosbag", "bag": str(path), "storage": storage,
+            source = {"kind": "rosbag", "bag": str(path.resolve()), "storage": storage,
                       "topics": mapping.topics(), "episode": i,
                       "cut": {"mode": mapping.episodes.cut, "start_ns": cut[0],
                               "stop_ns": cut[1], "t0_ns": t0, "end_ns": end}}
@@ -243,8 +243,8 @@ def _read(b: Bag, mapping: Mapping, episodes: str | None, encode: EncodeOptions 
             if topic in last and t <= last[topic][0]:
                 k = last[topic][1]
                 raise RosbagError(f"{b.path}: topic {topic}: timestamps out of order: message "
-                                  f"{k + 1} at {t / 1e9:.9f} s is not after message {k} at "
-                                  f"{last[topic][0] / 1e9:.9f} s")
+                                  f"{k + 1} at {seconds(t)} s is not after message {k} at "
+                                  f"{seconds(last[topic][0])} s")
             last[topic] = (t, last.get(topic, (0, -1))[1] + 1)
             for i in chosen_eps:  # ranges may overlap: a frame can be in two episodes
                 if cuts[i][0] <= t < cuts[i][1]:
@@ -314,16 +314,18 @@ def list_bag(bag: str | Path) -> dict:
             span = (lastt.get(name, 0) - first.get(name, 0)) / 1e9
             rows.append({"topic": name, "type": _norm(tp.msgtype), "count": tp.count,
                          "rate_hz": round((tp.count - 1) / span, 2) if span > 0 else 0.0})
+        joints = next((t["topic"] for t in rows if t["type"] == JOINT_TYPE), None)
+        names: list[str] = []
+        if joints is not None:  # the joint names of its first messages, for the starter
+            for k, (_, _, msg) in enumerate(b.messages([joints])):
+                names += [str(n) for n in msg.name if str(n) not in names]
+                if k >= 20:
+                    break
         result = {"bag": str(path), "storage": b.storage,
                   "duration_s": round((b.end_ns - b.start_ns) / 1e9, 3), "topics": rows,
-                  "custom_data": b.custom_data()}
-    result["mapping_yaml"] = starter_mapping(rows)
-    return result
-
-
-def starter_mapping(rows: list[dict]) -> str:
-    """A mapping file guessed from the topics, with every field to check marked."""
+                  "joint_names": names, "custom_data": b.custom_data()}
     from judge.bundle.rosbag.starter import starter
 
-    return starter(rows)
+    result["mapping_yaml"] = starter(rows, names)
+    return result
 

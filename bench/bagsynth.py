@@ -43,6 +43,7 @@ DEFAULT_KINDS = {"front": "image", "side": "jpeg", "wrist": "h264"}
 VIDEO_MSG = "builtin_interfaces/Time timestamp\nstring frame_id\nuint8[] data\nstring format\n"
 VIDEO_MSG_ROS1 = "time timestamp\nstring frame_id\nuint8[] data\nstring format\n"
 VIDEO_TYPE = "foxglove_msgs/msg/CompressedVideo"
+IMAGE_TYPE = "foxglove_msgs/msg/CompressedImage"  # the same fields as CompressedVideo
 
 
 @dataclass
@@ -66,6 +67,7 @@ class BagSpec:
     swap: tuple[str, int] | None = None  # (camera, k): frames k and k+1 swap their stamps
     ft_until: float | None = None  # the F/T sensor stops here (s)
     task: str | None = None  # a /task std_msgs/msg/String message at 0.1 s with this text
+    width_topic: bool = False  # also /gripper/width std_msgs/msg/Float64 (m) at 20 Hz
 
 
 def draw(k: int, width: int, height: int, camera: int) -> np.ndarray:
@@ -199,8 +201,8 @@ def events(spec: BagSpec) -> list[tuple[int, str, str, dict]]:
             f: dict = {"stamp": 0 if cam in spec.stamp_zero else stamp, "kind": kind, "k": k}
             if kind == "image":
                 f["data"], f["step"] = _raw(frames[k], spec.encoding)
-            elif kind in ("jpeg", "png"):
-                f["data"] = _still(frames[k], kind)
+            elif kind in ("jpeg", "png", "foxglove-jpeg"):
+                f["data"] = _still(frames[k], kind[-4:].lstrip("-"))
             else:
                 f["data"] = units[k]
             out.append((logs[k], TOPICS[cam], kind, f))
@@ -224,6 +226,11 @@ def events(spec: BagSpec) -> list[tuple[int, str, str, dict]]:
                     {"stamp": ns, "force": (fx, fy, fz)}))
     for t, text in spec.markers or []:
         out.append((START_NS + round(t * 1e9), "/episode", "marker", {"text": text}))
+    if spec.width_topic:
+        tw = np.arange(0, spec.seconds, 0.05)
+        for t, w in zip(tw, width_at(tw, spec.contacts), strict=True):
+            out.append((START_NS + round(t * 1e9) + 700_000, "/gripper/width", "float",
+                        {"value": float(w)}))
     if spec.task is not None:
         out.append((START_NS + 100_000_000, "/task", "marker", {"text": spec.task}))
     out.sort(key=lambda e: (e[0], e[1]))
@@ -232,7 +239,8 @@ def events(spec: BagSpec) -> list[tuple[int, str, str, dict]]:
 
 TYPES = {"image": "sensor_msgs/msg/Image", "jpeg": "sensor_msgs/msg/CompressedImage",
          "png": "sensor_msgs/msg/CompressedImage", "h264": VIDEO_TYPE, "h265": VIDEO_TYPE,
-         "h264-noheaders": VIDEO_TYPE,
+         "h264-noheaders": VIDEO_TYPE, "foxglove-jpeg": "foxglove_msgs/msg/CompressedImage",
+         "float": "std_msgs/msg/Float64",
          "joints": "sensor_msgs/msg/JointState", "wrench": "geometry_msgs/msg/WrenchStamped",
          "marker": "std_msgs/msg/String"}
 
@@ -247,6 +255,11 @@ def _fields(kind: str, f: dict, spec: BagSpec) -> dict:
     if kind in ("jpeg", "png"):
         return {"header": (st, "side"), "format": "rgb8; jpeg compressed bgr8"
                 if kind == "jpeg" else "png", "data": np.frombuffer(f["data"], np.uint8)}
+    if kind == "foxglove-jpeg":
+        return {"timestamp": st, "frame_id": "side", "data": np.frombuffer(f["data"], np.uint8),
+                "format": "jpeg"}
+    if kind == "float":
+        return {"data": f["value"]}
     if kind.startswith("h26"):
         return {"timestamp": st, "frame_id": "wrist", "data": np.frombuffer(f["data"], np.uint8),
                 "format": kind[:4]}
@@ -286,7 +299,8 @@ def _store(ros1: bool):
     from rosbags.typesys import Stores, get_types_from_msg, get_typestore
 
     store = get_typestore(Stores.ROS1_NOETIC if ros1 else Stores.LATEST)
-    store.register(get_types_from_msg(VIDEO_MSG_ROS1 if ros1 else VIDEO_MSG, VIDEO_TYPE))
+    for name in (VIDEO_TYPE, IMAGE_TYPE):
+        store.register(get_types_from_msg(VIDEO_MSG_ROS1 if ros1 else VIDEO_MSG, name))
     return store
 
 

@@ -11,19 +11,31 @@ from __future__ import annotations
 import json
 import shutil
 import sqlite3
+from fractions import Fraction
 from pathlib import Path
 
+import av
 import numpy as np
 import pytest
 import yaml
 
-from bench.bagsynth import ARM, CAMERA_OFFSET_S, FINGERS, LATENCY_S, BagSpec, write_bag
+from bench.bagsynth import (
+    ARM,
+    CAMERA_OFFSET_S,
+    FINGERS,
+    LATENCY_S,
+    BagSpec,
+    _h264,
+    draw,
+    write_bag,
+)
 from bench.synth import read_frame_index
 from judge.bundle.decode import decode_frames, load_streams
 from judge.bundle.inspect import inspect_bundle
 from judge.bundle.intake import intake
 from judge.bundle.rosbag import RosbagError, import_bag, list_bag
 from judge.bundle.rosbag.mapping import load_mapping
+from judge.bundle.transcode import h264_conforms
 from rcjudge.cli import main
 
 ATTRIBUTION = {
@@ -122,8 +134,9 @@ def test_image_encodings(encoding, tmp_path):
     assert np.abs(low - want).max() <= 4, low
 
 
-def test_png_h265_and_nonconforming_h264_are_reencoded(tmp_path):
-    bag = write_bag(tmp_path / "b", "mcap", BagSpec(seconds=1.0, kinds={
+@pytest.mark.parametrize("storage", list(SUFFIX))
+def test_png_h265_and_nonconforming_h264_are_reencoded(storage, tmp_path):
+    bag = write_bag(tmp_path / f"b{SUFFIX[storage]}", storage, BagSpec(seconds=1.0, kinds={
         "front": "h264-noheaders", "side": "png", "wrist": "h265"}))
     r = import_bag(bag, mapping_file(tmp_path), tmp_path / "out")[0]
     how = r["cameras"]
@@ -136,10 +149,33 @@ def test_png_h265_and_nonconforming_h264_are_reencoded(tmp_path):
         np.testing.assert_allclose(t, np.arange(10) / 10 + CAMERA_OFFSET_S[name], atol=1e-9)
 
 
-def test_markers_cut_two_episodes_with_their_own_frames_and_contacts(tmp_path):
+def test_foxglove_compressed_image_and_a_width_field_without_force(tmp_path):
+    """The gripper's width from a std_msgs/msg/Float64 topic's ``data``, no F/T sensor and no
+    gripper effort: the profile's width detector (``effort: none``) finds the grasp."""
+    spec = BagSpec(seconds=3.0, kinds={"front": "image", "side": "foxglove-jpeg",
+                                       "wrist": "h264"}, width_topic=True)
+    bag = write_bag(tmp_path / "b", "mcap", spec)
+    m = mapping_file(tmp_path, gripper={"profile": "franka-hand", "width": {
+        "topic": "/gripper/width", "field": "data"}}, force=None)
+    r = import_bag(bag, m, tmp_path / "out")[0]
+    assert r["cameras"]["side"]["type"] == "foxglove_msgs/msg/CompressedImage"
+    frames = frames_of(r["bundle"])
+    assert frames["side"][0] == list(range(30))
+    np.testing.assert_allclose(frames["side"][1], np.arange(30) / 10 + 0.003, atol=1e-9)
+    report = inspect_bundle(r["bundle"])
+    assert report["gripper"]["effort"] == "none"
+    s = load_streams(intake(r["bundle"])).signals
+    assert len(s.gripper_t) == 60 and np.allclose(s.gripper_force, 0.0)  # 20 Hz, no effort
+    kinds = [(c["kind"], c["t"]) for c in report["contacts"]]
+    assert [k for k, _ in kinds] == ["grasp", "release"]
+    assert abs(kinds[0][1] - 1.2) <= 0.1 and abs(kinds[1][1] - 2.2) <= 0.1
+
+
+@pytest.mark.parametrize("storage", ["sqlite3", "ros1"])
+def test_markers_cut_two_episodes_with_their_own_frames_and_contacts(storage, tmp_path):
     spec = BagSpec(seconds=4.0, contacts=[(0.8, 1.4), (2.8, 3.4)],
                    markers=[(0.2, "start"), (1.75, "stop"), (2.2, "start"), (3.75, "stop")])
-    bag = write_bag(tmp_path / "b", "sqlite3", spec)
+    bag = write_bag(tmp_path / f"b{SUFFIX[storage]}", storage, spec)
     m = mapping_file(tmp_path, episodes={"cut": "markers", "topic": "/episode"})
     rows = import_bag(bag, m, tmp_path / "out")
     assert [r["episode"] for r in rows] == [0, 1]
@@ -325,3 +361,23 @@ def test_mapping_errors_name_the_field(bags, tmp_path, capsys, change, message):
                            "--out", str(out)], f"{m}: ")
     with pytest.raises(RosbagError, match=message.replace("(", r"\(")):
         load_mapping(m)
+
+
+def test_h264_conformance_of_message_access_units():
+    """B slices are found from the slice headers alone (no decode of the whole stream)."""
+    frames = [draw(k, 128, 96, 0) for k in range(12)]
+    assert h264_conforms(_h264(frames, 10)) == ""
+    ctx = av.CodecContext.create("libx264", "w")
+    ctx.width, ctx.height, ctx.pix_fmt = 128, 96, "yuv420p"
+    ctx.time_base, ctx.framerate = Fraction(1, 10), Fraction(10, 1)
+    ctx.options = {"preset": "veryfast", "threads": "1",
+                   "x264-params": "repeat-headers=1:keyint=6:bframes=2:b-adapt=0"}
+    units = []
+    for i, img in enumerate(frames):
+        vf = av.VideoFrame.from_ndarray(img, format="rgb24")
+        vf.pts = i
+        units += [bytes(p) for p in ctx.encode(vf)]
+    units += [bytes(p) for p in ctx.encode(None)]
+    # decode order I P B B P B B ...: the first B-frame is the third access unit
+    assert h264_conforms(units) == "frame 2 has B slices"
+    assert h264_conforms(_h264(frames, 10, headers=False)) == "keyframe 5 lacks SPS/PPS"

@@ -15,9 +15,9 @@ The stable entry points::
 starter mapping (``mapping_yaml``).
 
 The flow: :mod:`.mapping` (the file, checked at entry) → :mod:`.bag` (open, storage,
-types) → one pass over the signal and marker topics → episodes → one pass over the camera
-topics (:mod:`.cameras`, frames encoded as they arrive) → :mod:`.signals` → every episode
-checked → the bundles written to a staging folder in ``DIR`` and renamed into place only
+types) → the episodes (a marker cut reads its marker topic first) → one pass over the
+mapped topics (:mod:`.cameras`: frames encoded as they arrive) → :mod:`.signals` → every
+episode checked → the bundles written to a staging folder in ``DIR`` and renamed into place only
 when all of the bag's episodes are complete: a bad bag leaves nothing in ``DIR``.
 """
 
@@ -212,33 +212,35 @@ def import_bag(bag: str | Path, mapping_path: str | Path, out: str | Path,
 
 def _read(b: Bag, mapping: Mapping, episodes: str | None, encode: EncodeOptions | None,
           progress: bool) -> list[tuple]:
+    """Every selected episode's cameras (encoded) and signal series, in one pass over the
+    bag's mapped topics (two with a marker cut: the markers first)."""
     types = _types(b, mapping)
     cam_topics = set(mapping.cameras.values())
-    other = [t for t in types if t not in cam_topics]
-    rows: dict[str, list[tuple[int, int, Any]]] = {t: [] for t in other}
-    for topic, ns, msg in b.messages(other):
-        rows[topic].append((ns, stamp_ns(msg), msg))
-    series = {t: _series(t, r) for t, r in rows.items()}
-    marker = mapping.episodes.topic if mapping.episodes.cut == "markers" else None
+    marker = str(mapping.episodes.topic) if mapping.episodes.cut == "markers" else None
+    rows: dict[str, list[tuple[int, int, Any]]] = {t: [] for t in types if t not in cam_topics}
+    if marker is not None:
+        for _, ns, msg in b.messages([marker]):
+            rows[marker].append((ns, 0, msg))
     cuts = _cuts(b, mapping, [(ns, m) for ns, _, m in rows.get(str(marker), [])])
     chosen_eps = _select(episodes, len(cuts), b.path)
     counts = b.topics()
-    rates = {}
-    for name, topic in mapping.cameras.items():
-        n, span = counts[topic].count, (b.end_ns - b.start_ns) / 1e9
-        rates[name] = (n - 1) / span if n > 1 and span > 0 else 30.0
-    tracks = {i: {name: Track(name, topic, _norm(types[topic]), rates[name], encode)
+    span = (b.end_ns - b.start_ns) / 1e9
+    tracks = {i: {name: Track(name, topic, _norm(types[topic]), (counts[topic].count - 1) / span
+                              if counts[topic].count > 1 and span > 0 else 30.0, encode)
                   for name, topic in mapping.cameras.items()} for i in chosen_eps}
     by_topic = {t: n for n, t in mapping.cameras.items()}
     from rcjudge.progress import Progress
 
-    total = sum(counts[t].count for t in cam_topics)
-    bar = Progress(total, enabled=progress and total >= 300, label=f"{b.path.name}: cameras")
+    rest = sorted(t for t in types if t != marker)
+    bar = Progress(sum(counts[t].count for t in rest), enabled=progress, label=b.path.name)
     last: dict[str, tuple[int, int]] = {}
     try:
-        for topic, ns, msg in b.messages(sorted(cam_topics)):
+        for topic, ns, msg in b.messages(rest):
             bar.step()
             st = stamp_ns(msg)
+            if topic not in by_topic:
+                rows[topic].append((ns, st, msg))
+                continue
             t = st or ns
             if topic in last and t <= last[topic][0]:
                 k = last[topic][1]
@@ -251,6 +253,7 @@ def _read(b: Bag, mapping: Mapping, episodes: str | None, encode: EncodeOptions 
                     tracks[i][by_topic[topic]].add(t, st, ns, msg)
     finally:
         bar.close()
+    series = {t: _series(t, r) for t, r in rows.items()}
     for topic, s in series.items():  # JointState: per joint, in signals (partial messages)
         if _norm(types[topic]) != JOINT_TYPE:
             check_order(s.t_ns, f"{b.path}: topic {topic}")

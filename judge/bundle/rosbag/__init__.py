@@ -329,6 +329,6 @@ def list_bag(bag: str | Path) -> dict:
                   "joint_names": names, "custom_data": b.custom_data()}
     from judge.bundle.rosbag.starter import starter
 
-    result["mapping_yaml"] = starter(rows, names)
+    result["mapping_yaml"] = starter(rows, names, result["custom_data"])
     return result
 

@@ -48,7 +48,8 @@ def _gripper(fingers: list[str]) -> list[str]:
             f"    joints: [{names}]  # check: summed, then offset + scale * x (m)"]
 
 
-def starter(rows: list[dict], joint_names: list[str] | None = None) -> str:
+def starter(rows: list[dict], joint_names: list[str] | None = None,
+            custom_data: dict[str, str] | None = None) -> str:
     """The YAML text of a starter mapping for a bag with these ``--list`` rows and the
     joint names its first JointState messages carry."""
     names = joint_names or []
@@ -75,4 +76,8 @@ def starter(rows: list[dict], joint_names: list[str] | None = None) -> str:
               "  body: {arm: TODO, hand: TODO, dof: TODO, mount_h_mm: TODO, "
               "calibrated_at: TODO}",
               "  task: {id: TODO, tier: TODO}"]
+    if custom_data:  # metadata.yaml's custom_data: fields can be read from it
+        lines += ["# attribution_from:  # a field from metadata.yaml's custom_data, e.g."]
+        lines += [f"#   policy.checkpoint: {{custom_data: {k}}}  # = {v}"
+                  for k, v in sorted(custom_data.items())[:3]]
     return "\n".join(lines) + "\n"

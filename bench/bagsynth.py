@@ -43,6 +43,7 @@ DEFAULT_KINDS = {"front": "image", "side": "jpeg", "wrist": "h264"}
 VIDEO_MSG = "builtin_interfaces/Time timestamp\nstring frame_id\nuint8[] data\nstring format\n"
 VIDEO_MSG_ROS1 = "time timestamp\nstring frame_id\nuint8[] data\nstring format\n"
 VIDEO_TYPE = "foxglove_msgs/msg/CompressedVideo"
+IMAGE_TYPE = "foxglove_msgs/msg/CompressedImage"  # the same fields as CompressedVideo
 
 
 @dataclass
@@ -61,6 +62,12 @@ class BagSpec:
     markers: list[tuple[float, str]] | None = None
     custom_data: dict[str, str] = field(default_factory=dict)
     stamp_zero: tuple[str, ...] = ()  # cameras whose stamps are left 0
+    drop: dict[str, tuple[int, ...]] = field(default_factory=dict)  # camera -> frames not sent
+    jump: tuple[str, int, float] | None = None  # (camera, from frame k, +s): stamps jump
+    swap: tuple[str, int] | None = None  # (camera, k): frames k and k+1 swap their stamps
+    ft_until: float | None = None  # the F/T sensor stops here (s)
+    task: str | None = None  # a /task std_msgs/msg/String message at 0.1 s with this text
+    width_topic: bool = False  # also /gripper/width std_msgs/msg/Float64 (m) at 20 Hz
 
 
 def draw(k: int, width: int, height: int, camera: int) -> np.ndarray:
@@ -73,21 +80,37 @@ def draw(k: int, width: int, height: int, camera: int) -> np.ndarray:
     return img
 
 
-def _h264(frames: list[np.ndarray], fps: int, gop: int = 5) -> list[bytes]:
-    ctx = av.CodecContext.create("libx264", "w")
+def _h264(frames: list[np.ndarray], fps: int, gop: int = 5, codec: str = "h264",
+          headers: bool = True) -> list[bytes]:
+    """One access unit per frame: H.264 as a bundle wants it (``headers``: SPS/PPS on
+    every keyframe), or H.265 (``codec="h265"``), no B-frames either way."""
+    ctx = av.CodecContext.create("libx265" if codec == "h265" else "libx264", "w")
     ctx.width, ctx.height, ctx.pix_fmt = frames[0].shape[1], frames[0].shape[0], "yuv420p"
     ctx.time_base, ctx.framerate = Fraction(1, fps), Fraction(fps, 1)
     ctx.gop_size, ctx.max_b_frames = gop, 0
-    ctx.options = {"preset": "veryfast", "tune": "zerolatency", "threads": "1",
-                   "x264-params": f"repeat-headers=1:keyint={gop}:min-keyint={gop}"
-                                  ":scenecut=0:bframes=0"}
+    if codec == "h265":
+        ctx.options = {"preset": "ultrafast", "x265-params": f"keyint={gop}:bframes=0:"
+                       "log-level=error:pools=1:frame-threads=1"}
+    else:
+        ctx.options = {"preset": "veryfast", "tune": "zerolatency", "threads": "1",
+                       "x264-params": f"repeat-headers=1:keyint={gop}:"
+                                      f"min-keyint={gop}:scenecut=0:bframes=0"}
     out = []
     for i, img in enumerate(frames):
         vf = av.VideoFrame.from_ndarray(img, format="rgb24")
         vf.pts = i
         out.extend(bytes(p) for p in ctx.encode(vf))
     out.extend(bytes(p) for p in ctx.encode(None))
+    if codec == "h264" and not headers:  # SPS/PPS in the first unit only: decodable, not
+        out[1:] = [_strip_headers(u) for u in out[1:]]  # conforming (later IDRs lack them)
     return out
+
+
+def _strip_headers(unit: bytes) -> bytes:
+    """An Annex B access unit without its SPS/PPS NAL units (types 7, 8)."""
+    parts = unit.split(b"\x00\x00\x01")
+    keep = [p for p in parts[1:] if p and p[0] & 0x1F not in (7, 8)]
+    return b"".join(b"\x00\x00\x01" + p.rstrip(b"\x00") + b"\x00" for p in keep)
 
 
 def _still(img: np.ndarray, codec: str) -> bytes:
@@ -159,17 +182,30 @@ def events(spec: BagSpec) -> list[tuple[int, str, str, dict]]:
     n = round(spec.seconds * spec.fps)
     for c, (cam, kind) in enumerate(sorted(spec.kinds.items())):
         frames = [draw(k, spec.width, spec.height, c) for k in range(n)]
-        units = _h264(frames, spec.fps) if kind in ("h264",) else None
+        units = None
+        if kind in ("h264", "h265", "h264-noheaders"):
+            units = _h264(frames, spec.fps, codec=kind[:4], headers=kind == "h264")
+        stamps = [START_NS + round((k / spec.fps + CAMERA_OFFSET_S[cam]) * 1e9)
+                  for k in range(n)]
+        logs = [st + round(LATENCY_S * 1e9) for st in stamps]
+        if spec.jump and spec.jump[0] == cam:
+            stamps[spec.jump[1]:] = [st + round(spec.jump[2] * 1e9)
+                                     for st in stamps[spec.jump[1]:]]
+        if spec.swap and spec.swap[0] == cam:
+            k = spec.swap[1]
+            stamps[k], stamps[k + 1] = stamps[k + 1], stamps[k]
         for k in range(n):
-            stamp = START_NS + round((k / spec.fps + CAMERA_OFFSET_S[cam]) * 1e9)
+            if k in spec.drop.get(cam, ()):
+                continue
+            stamp = stamps[k]
             f: dict = {"stamp": 0 if cam in spec.stamp_zero else stamp, "kind": kind, "k": k}
             if kind == "image":
                 f["data"], f["step"] = _raw(frames[k], spec.encoding)
-            elif kind in ("jpeg", "png"):
-                f["data"] = _still(frames[k], kind)
+            elif kind in ("jpeg", "png", "foxglove-jpeg"):
+                f["data"] = _still(frames[k], kind[-4:].lstrip("-"))
             else:
                 f["data"] = units[k]
-            out.append((stamp + round(LATENCY_S * 1e9), TOPICS[cam], kind, f))
+            out.append((logs[k], TOPICS[cam], kind, f))
     tj = np.arange(0, spec.seconds, 1 / spec.joint_hz)
     for i, t in enumerate(tj):
         ns = START_NS + round(t * 1e9)
@@ -183,19 +219,28 @@ def events(spec: BagSpec) -> list[tuple[int, str, str, dict]]:
             out.append((ns + 1_500_000, "/joint_states", "joints",
                         {"stamp": ns, "name": list(FINGERS), "position": [half, half],
                          "velocity": [0.0, 0.0], "effort": [0.0, 0.0]}))
-    tf = np.arange(0, spec.seconds, 1 / spec.ft_hz)
+    tf = np.arange(0, spec.ft_until or spec.seconds, 1 / spec.ft_hz)
     for t, (fx, fy, fz) in zip(tf, force_at(tf, spec.contacts), strict=True):
         ns = START_NS + round(t * 1e9)
         out.append((ns + 500_000, "/ft/wrench", "wrench",
                     {"stamp": ns, "force": (fx, fy, fz)}))
     for t, text in spec.markers or []:
         out.append((START_NS + round(t * 1e9), "/episode", "marker", {"text": text}))
+    if spec.width_topic:
+        tw = np.arange(0, spec.seconds, 0.05)
+        for t, w in zip(tw, width_at(tw, spec.contacts), strict=True):
+            out.append((START_NS + round(t * 1e9) + 700_000, "/gripper/width", "float",
+                        {"value": float(w)}))
+    if spec.task is not None:
+        out.append((START_NS + 100_000_000, "/task", "marker", {"text": spec.task}))
     out.sort(key=lambda e: (e[0], e[1]))
     return out
 
 
 TYPES = {"image": "sensor_msgs/msg/Image", "jpeg": "sensor_msgs/msg/CompressedImage",
-         "png": "sensor_msgs/msg/CompressedImage", "h264": VIDEO_TYPE,
+         "png": "sensor_msgs/msg/CompressedImage", "h264": VIDEO_TYPE, "h265": VIDEO_TYPE,
+         "h264-noheaders": VIDEO_TYPE, "foxglove-jpeg": "foxglove_msgs/msg/CompressedImage",
+         "float": "std_msgs/msg/Float64",
          "joints": "sensor_msgs/msg/JointState", "wrench": "geometry_msgs/msg/WrenchStamped",
          "marker": "std_msgs/msg/String"}
 
@@ -210,9 +255,14 @@ def _fields(kind: str, f: dict, spec: BagSpec) -> dict:
     if kind in ("jpeg", "png"):
         return {"header": (st, "side"), "format": "rgb8; jpeg compressed bgr8"
                 if kind == "jpeg" else "png", "data": np.frombuffer(f["data"], np.uint8)}
-    if kind == "h264":
+    if kind == "foxglove-jpeg":
+        return {"timestamp": st, "frame_id": "side", "data": np.frombuffer(f["data"], np.uint8),
+                "format": "jpeg"}
+    if kind == "float":
+        return {"data": f["value"]}
+    if kind.startswith("h26"):
         return {"timestamp": st, "frame_id": "wrist", "data": np.frombuffer(f["data"], np.uint8),
-                "format": "h264"}
+                "format": kind[:4]}
     if kind == "joints":
         return {"header": (st, ""), "name": f["name"],
                 **{k: np.array(f[k], np.float64) for k in ("position", "velocity", "effort")}}
@@ -249,7 +299,8 @@ def _store(ros1: bool):
     from rosbags.typesys import Stores, get_types_from_msg, get_typestore
 
     store = get_typestore(Stores.ROS1_NOETIC if ros1 else Stores.LATEST)
-    store.register(get_types_from_msg(VIDEO_MSG_ROS1 if ros1 else VIDEO_MSG, VIDEO_TYPE))
+    for name in (VIDEO_TYPE, IMAGE_TYPE):
+        store.register(get_types_from_msg(VIDEO_MSG_ROS1 if ros1 else VIDEO_MSG, name))
     return store
 
 

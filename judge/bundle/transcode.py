@@ -259,7 +259,8 @@ def ingest_video(path: str, name: str, options: EncodeOptions | None = None,
 
 #: ROS ``sensor_msgs/Image`` encodings -> (PyAV pixel format, channels, dtype). ``yuv422``
 #: is UYVY in ROS (``sensor_msgs/image_encodings.hpp``); PyAV reads YUYV only, so UYVY's
-#: byte pairs are swapped. Bayer mosaics are demosaiced by libswscale (bilinear) to RGB.
+#: byte pairs are swapped. Bayer mosaics are demosaiced by libswscale (bilinear) to RGB
+#: first, then converted like any RGB frame.
 RAW_FORMATS: dict[str, tuple[str, int, str]] = {
     "rgb8": ("rgb24", 3, "u1"), "bgr8": ("bgr24", 3, "u1"),
     "rgba8": ("rgba", 4, "u1"), "bgra8": ("bgra", 4, "u1"),
@@ -296,7 +297,10 @@ def raw_frame(data: bytes, encoding: str, width: int, height: int, step: int,
     arr = np.ascontiguousarray(px.reshape(shape))
     if fmt == "uyvy422":
         arr, fmt = np.ascontiguousarray(arr[..., ::-1]), "yuyv422"
-    return av.VideoFrame.from_ndarray(arr, format=fmt)
+    frame = av.VideoFrame.from_ndarray(arr, format=fmt)
+    if fmt.startswith("bayer"):  # libswscale's bayer -> yuv420p path is off by ~30 levels
+        frame = frame.reformat(format="rgb24")  # on saturated colours; via RGB it is exact
+    return frame
 
 
 #: Codecs of a ``foxglove_msgs/CompressedVideo`` ``format`` and of compressed images ->

@@ -15,9 +15,9 @@ The stable entry points::
 starter mapping (``mapping_yaml``).
 
 The flow: :mod:`.mapping` (the file, checked at entry) → :mod:`.bag` (open, storage,
-types) → one pass over the signal and marker topics → episodes → one pass over the camera
-topics (:mod:`.cameras`, frames encoded as they arrive) → :mod:`.signals` → every episode
-checked → the bundles written to a staging folder in ``DIR`` and renamed into place only
+types) → the episodes (a marker cut reads its marker topic first) → one pass over the
+mapped topics (:mod:`.cameras`: frames encoded as they arrive) → :mod:`.signals` → every
+episode checked → the bundles written to a staging folder in ``DIR`` and renamed into place only
 when all of the bag's episodes are complete: a bad bag leaves nothing in ``DIR``.
 """
 
@@ -36,7 +36,7 @@ from judge.bundle.rosbag.bag import Bag, field, open_bag, stamp_ns
 from judge.bundle.rosbag.cameras import IMAGE_TYPES, Track
 from judge.bundle.rosbag.mapping import Mapping, RosbagError, load_mapping
 from judge.bundle.rosbag.signals import Series, build_signals
-from judge.bundle.rosbag.timing import check_order, chosen, notes, report
+from judge.bundle.rosbag.timing import check_order, chosen, notes, report, seconds
 from judge.bundle.transcode import EncodeOptions
 
 __all__ = ["RosbagError", "import_bag", "list_bag"]
@@ -188,7 +188,7 @@ def import_bag(bag: str | Path, mapping_path: str | Path, out: str | Path,
                         raise RosbagError(f"{path}: topic {src.topic}: no message in episode "
                                           f"{i} for attribution {name}")
                     _set(attr, name, field(msg, src.field, f"{path}: topic {src.topic}"))
-            source = {"kind": "rosbag", "bag": str(path), "storage": storage,
+            source = {"kind": "rosbag", "bag": str(path.resolve()), "storage": storage,
                       "topics": mapping.topics(), "episode": i,
                       "cut": {"mode": mapping.episodes.cut, "start_ns": cut[0],
                               "stop_ns": cut[1], "t0_ns": t0, "end_ns": end}}
@@ -212,45 +212,48 @@ def import_bag(bag: str | Path, mapping_path: str | Path, out: str | Path,
 
 def _read(b: Bag, mapping: Mapping, episodes: str | None, encode: EncodeOptions | None,
           progress: bool) -> list[tuple]:
+    """Every selected episode's cameras (encoded) and signal series, in one pass over the
+    bag's mapped topics (two with a marker cut: the markers first)."""
     types = _types(b, mapping)
     cam_topics = set(mapping.cameras.values())
-    other = [t for t in types if t not in cam_topics]
-    rows: dict[str, list[tuple[int, int, Any]]] = {t: [] for t in other}
-    for topic, ns, msg in b.messages(other):
-        rows[topic].append((ns, stamp_ns(msg), msg))
-    series = {t: _series(t, r) for t, r in rows.items()}
-    marker = mapping.episodes.topic if mapping.episodes.cut == "markers" else None
+    marker = str(mapping.episodes.topic) if mapping.episodes.cut == "markers" else None
+    rows: dict[str, list[tuple[int, int, Any]]] = {t: [] for t in types if t not in cam_topics}
+    if marker is not None:
+        for _, ns, msg in b.messages([marker]):
+            rows[marker].append((ns, 0, msg))
     cuts = _cuts(b, mapping, [(ns, m) for ns, _, m in rows.get(str(marker), [])])
     chosen_eps = _select(episodes, len(cuts), b.path)
     counts = b.topics()
-    rates = {}
-    for name, topic in mapping.cameras.items():
-        n, span = counts[topic].count, (b.end_ns - b.start_ns) / 1e9
-        rates[name] = (n - 1) / span if n > 1 and span > 0 else 30.0
-    tracks = {i: {name: Track(name, topic, _norm(types[topic]), rates[name], encode)
+    span = (b.end_ns - b.start_ns) / 1e9
+    tracks = {i: {name: Track(name, topic, _norm(types[topic]), (counts[topic].count - 1) / span
+                              if counts[topic].count > 1 and span > 0 else 30.0, encode)
                   for name, topic in mapping.cameras.items()} for i in chosen_eps}
     by_topic = {t: n for n, t in mapping.cameras.items()}
     from rcjudge.progress import Progress
 
-    total = sum(counts[t].count for t in cam_topics)
-    bar = Progress(total, enabled=progress and total >= 300, label=f"{b.path.name}: cameras")
+    rest = sorted(t for t in types if t != marker)
+    bar = Progress(sum(counts[t].count for t in rest), enabled=progress, label=b.path.name)
     last: dict[str, tuple[int, int]] = {}
     try:
-        for topic, ns, msg in b.messages(sorted(cam_topics)):
+        for topic, ns, msg in b.messages(rest):
             bar.step()
             st = stamp_ns(msg)
+            if topic not in by_topic:
+                rows[topic].append((ns, st, msg))
+                continue
             t = st or ns
             if topic in last and t <= last[topic][0]:
                 k = last[topic][1]
                 raise RosbagError(f"{b.path}: topic {topic}: timestamps out of order: message "
-                                  f"{k + 1} at {t / 1e9:.9f} s is not after message {k} at "
-                                  f"{last[topic][0] / 1e9:.9f} s")
+                                  f"{k + 1} at {seconds(t)} s is not after message {k} at "
+                                  f"{seconds(last[topic][0])} s")
             last[topic] = (t, last.get(topic, (0, -1))[1] + 1)
             for i in chosen_eps:  # ranges may overlap: a frame can be in two episodes
                 if cuts[i][0] <= t < cuts[i][1]:
                     tracks[i][by_topic[topic]].add(t, st, ns, msg)
     finally:
         bar.close()
+    series = {t: _series(t, r) for t, r in rows.items()}
     for topic, s in series.items():  # JointState: per joint, in signals (partial messages)
         if _norm(types[topic]) != JOINT_TYPE:
             check_order(s.t_ns, f"{b.path}: topic {topic}")
@@ -314,16 +317,18 @@ def list_bag(bag: str | Path) -> dict:
             span = (lastt.get(name, 0) - first.get(name, 0)) / 1e9
             rows.append({"topic": name, "type": _norm(tp.msgtype), "count": tp.count,
                          "rate_hz": round((tp.count - 1) / span, 2) if span > 0 else 0.0})
+        joints = next((t["topic"] for t in rows if t["type"] == JOINT_TYPE), None)
+        names: list[str] = []
+        if joints is not None:  # the joint names of its first messages, for the starter
+            for k, (_, _, msg) in enumerate(b.messages([joints])):
+                names += [str(n) for n in msg.name if str(n) not in names]
+                if k >= 20:
+                    break
         result = {"bag": str(path), "storage": b.storage,
                   "duration_s": round((b.end_ns - b.start_ns) / 1e9, 3), "topics": rows,
-                  "custom_data": b.custom_data()}
-    result["mapping_yaml"] = starter_mapping(rows)
-    return result
-
-
-def starter_mapping(rows: list[dict]) -> str:
-    """A mapping file guessed from the topics, with every field to check marked."""
+                  "joint_names": names, "custom_data": b.custom_data()}
     from judge.bundle.rosbag.starter import starter
 
-    return starter(rows)
+    result["mapping_yaml"] = starter(rows, names, result["custom_data"])
+    return result
 

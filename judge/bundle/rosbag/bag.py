@@ -4,8 +4,8 @@ The entry of a bag into rcjudge: the storage is recognised here (a ROS 2 bag fol
 ``metadata.yaml``, a lone ``.mcap``, a ROS 1 ``.bag``), and every error reading it is one
 :class:`~judge.bundle.rosbag.mapping.RosbagError` line naming the bag (and the topic where
 one is known). Message definitions come from the bag itself where it carries them (MCAP,
-ROS 1, SQLite from Iron on); a bag without them is read with the ``rosbags`` store of the
-latest ROS 2 release (ROS 1: Noetic's).
+ROS 1, SQLite from Iron on); a SQLite bag without them is read with the ``rosbags`` store
+of the latest ROS 2 release.
 """
 
 from __future__ import annotations
@@ -121,7 +121,9 @@ def open_bag(bag: str | Path) -> Iterator[Bag]:
 
     path = Path(bag)
     storage = storage_of(path)
-    store = get_typestore(Stores.ROS1_NOETIC if storage == "ros1" else Stores.LATEST)
+    # MCAP and ROS 1 bags carry their definitions; SQLite before Iron does not. Loading a
+    # store costs ~0.5 s, so only SQLite bags get one.
+    store = get_typestore(Stores.LATEST) if storage == "sqlite3" else None
     with reading(str(path), RosbagError, f"not a readable {storage} bag ({{}})"):
         reader = AnyReader([path], default_typestore=store)
         reader.open()

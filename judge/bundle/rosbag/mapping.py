@@ -10,7 +10,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from judge.config import load_yaml, resolve_gripper
 from judge.errors import BundleError, ConfigError
@@ -125,14 +132,15 @@ class Mapping(_Model):
     attribution_from: dict[str, FromBag] = Field(
         default_factory=dict, description="Dotted attribution field -> where in the bag.")
 
-    @model_validator(mode="after")
-    def _cameras(self) -> Mapping:
-        if len(self.cameras) != 3:
-            raise ValueError(f"cameras: expected three (e.g. {', '.join(CAMERA_NAMES)}), got "
-                             f"{len(self.cameras)}")
-        if len(set(self.cameras.values())) != 3:
-            raise ValueError("cameras: each camera needs its own topic")
-        return self
+    @field_validator("cameras")
+    @classmethod
+    def _three(cls, cameras: dict[str, str]) -> dict[str, str]:
+        if len(cameras) != 3:
+            raise ValueError(f"expected three cameras (e.g. {', '.join(CAMERA_NAMES)}), got "
+                             f"{len(cameras)}")
+        if len(set(cameras.values())) != 3:
+            raise ValueError("each camera needs its own topic")
+        return cameras
 
     def topics(self) -> dict[str, str]:
         """Role -> topic for every topic the mapping reads."""

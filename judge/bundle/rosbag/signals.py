@@ -22,6 +22,7 @@ import numpy as np
 
 from judge.bundle.rosbag.bag import field as get_field
 from judge.bundle.rosbag.mapping import Force, Mapping, RosbagError, Value
+from judge.bundle.rosbag.timing import seconds
 from judge.bundle.streams import Signals
 
 
@@ -59,8 +60,8 @@ def _joint_table(s: Series, names: list[str], what: str, where: str,
         for n in set(mnames) & set(names):
             if n in last and t <= last[n][0]:
                 raise RosbagError(f"{where}: topic {s.topic}: timestamps out of order for "
-                                  f"joint {n}: message {i} at {t / 1e9:.9f} s is not after "
-                                  f"message {last[n][1]} at {last[n][0] / 1e9:.9f} s")
+                                  f"joint {n}: message {i} at {seconds(t)} s is not after "
+                                  f"message {last[n][1]} at {seconds(last[n][0])} s")
             last[n] = (t, i)
         pos, vel, eff = list(m.position), list(m.velocity), list(m.effort)
         has_vel &= len(vel) == len(mnames)

@@ -20,6 +20,12 @@ JUMP_S = 0.5  # the stamp's offset from the log time changing by more than this:
 STOP_PERIODS = 5  # a channel ending more than this many periods (and 1 s) before its episode
 
 
+def seconds(ns: int) -> str:
+    """Integer ns as exact seconds text: ``1790000000.200000000``."""
+    ns = int(ns)
+    return f"{ns // 1_000_000_000}.{ns % 1_000_000_000:09d}"
+
+
 def chosen(stamp_ns: np.ndarray, log_ns: np.ndarray) -> np.ndarray:
     """(N,) int64 ns: the stamp, or the log time where the stamp is 0."""
     return np.where(stamp_ns != 0, stamp_ns, log_ns)
@@ -31,8 +37,8 @@ def check_order(t_ns: np.ndarray, where: str) -> None:
     if len(bad):
         i = int(bad[0]) + 1
         raise RosbagError(f"{where}: timestamps out of order: message {i} at "
-                          f"{t_ns[i] / 1e9:.9f} s is not after message {i - 1} at "
-                          f"{t_ns[i - 1] / 1e9:.9f} s")
+                          f"{seconds(t_ns[i])} s is not after message {i - 1} at "
+                          f"{seconds(t_ns[i - 1])} s")
 
 
 def period_s(t_ns: np.ndarray) -> float:
@@ -56,18 +62,19 @@ def report(t_ns: np.ndarray, stamp_ns: np.ndarray, log_ns: np.ndarray, end_ns: i
     dt = np.diff(t_ns).astype(np.float64)  # (N-1,) ns
     med = float(np.median(dt))
     out["rate_hz"] = round(1e9 / med, 3)
-    long = np.flatnonzero(dt > DROP_FACTOR * med)
-    out["dropped"] = int(sum(round(dt[i] / med) - 1 for i in long))
-    out["gaps"] = [[round((t_ns[i] - t0_ns) / 1e9, 3), round(dt[i] / 1e9, 3)]
-                   for i in long[:10]]
     stamped = stamp_ns != 0
     offset = (stamp_ns - log_ns).astype(np.float64)
     both = stamped[1:] & stamped[:-1]
-    jumps = np.flatnonzero(both & (np.abs(np.diff(offset)) > JUMP_S * 1e9))
-    out["clock_jumps"] = [[round((t_ns[i + 1] - t0_ns) / 1e9, 3),
+    jump = both & (np.abs(np.diff(offset)) > JUMP_S * 1e9)  # (N-1,) the stamp's clock moved
+    jumps = np.flatnonzero(jump)
+    long = np.flatnonzero((dt > DROP_FACTOR * med) & ~jump)  # a jump's gap is no drop
+    out["dropped"] = int(sum(round(dt[i] / med) - 1 for i in long))
+    out["gaps"] = [[round(float(t_ns[i] - t0_ns) / 1e9, 3), round(float(dt[i]) / 1e9, 3)]
+                   for i in long[:10]]
+    out["clock_jumps"] = [[round(float(t_ns[i + 1] - t0_ns) / 1e9, 3),
                            round(float(offset[i + 1] - offset[i]) / 1e9, 3)] for i in jumps[:10]]
     if end_ns - t_ns[-1] > max(STOP_PERIODS * med, 1e9):
-        out["stopped_at"] = round((t_ns[-1] - t0_ns) / 1e9, 3)
+        out["stopped_at"] = round(float(t_ns[-1] - t0_ns) / 1e9, 3)
     return out
 
 

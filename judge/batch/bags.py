@@ -94,8 +94,9 @@ def bag_cache(root: str | Path, mapping_path: str | Path) -> BagImport:
 
 
 def resolve_bags(source: str) -> list[str]:
-    """Bags, sorted, from a bag (a ROS 2 bag folder, a ``.mcap``, a ROS 1 ``.bag``), a folder
-    of bags or a list file (``.txt``/``.list``, one path a line, ``#`` comments).
+    """Bags, sorted, absolute, from a bag (a ROS 2 bag folder, a ``.mcap``, a ROS 1 ``.bag``),
+    a folder of bags or a list file (``.txt``/``.list``, one path a line, ``#`` comments; a
+    relative one is relative to the list file's folder).
 
     Every entry of a folder of bags is returned, bag or not, except hidden ones: the import
     refuses an entry that is not a bag, so the batch records it instead of dropping it.
@@ -103,7 +104,7 @@ def resolve_bags(source: str) -> list[str]:
     Raises:
         SourceError: the source names nothing, or a folder holds no bag at all.
     """
-    path = Path(source).expanduser()
+    path = Path(source).expanduser().absolute()  # the workers' folder is not the driver's
     if path.is_file() and path.suffix in (".txt", ".list"):
         lines = [ln.strip() for ln in path.read_text(encoding="utf-8").splitlines()]
         found = [ln for ln in lines if ln and not ln.startswith("#")]

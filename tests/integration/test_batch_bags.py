@@ -65,7 +65,8 @@ def _batch(bags, cache: Path, ledger):
                      bag_import=bag_cache(cache, bags["mapping"]))
 
 
-def test_a_folder_of_bags_lists_every_entry_and_one_of_no_bags_is_refused(bags, tmp_path):
+def test_a_folder_of_bags_lists_every_entry_and_one_of_no_bags_is_refused(bags, tmp_path,
+                                                                          monkeypatch):
     from judge.batch.bags import resolve_bags
     from judge.batch.sources import SourceError
 
@@ -75,6 +76,8 @@ def test_a_folder_of_bags_lists_every_entry_and_one_of_no_bags_is_refused(bags, 
     try:
         assert resolve_bags(str(folder)) == expected
         assert resolve_bags(str(folder / "beta.mcap")) == [str(folder / "beta.mcap")]
+        monkeypatch.chdir(folder.parent)  # relative in, absolute out: workers start elsewhere
+        assert resolve_bags("bags") == expected
         listing = tmp_path / "bags.txt"
         listing.write_text(f"# tonight\n\n{folder / 'gamma'}\n../{tmp_path.name}/x.bag\n")
         assert resolve_bags(str(listing)) == [str(folder / "gamma"),

@@ -105,11 +105,14 @@ def _cmd_import_lerobot(args: argparse.Namespace) -> int:
     from judge.bundle.transcode import EncodeOptions
 
     encode = _usage(lambda: EncodeOptions(keyframe_s=args.keyframe_s, crf=args.crf))
-    rows = import_lerobot(args.dataset, args.out, args.mapping, args.episodes,
-                          args.pad_cameras, encode, progress=True)
-    _emit(rows, args.json, lambda rs: "\n".join(
-        f"episode {r['episode_index']}: {r['bundle']} ({r['task_id']})" for r in rs))
-    return 0
+    imported = import_lerobot(args.dataset, args.out, args.mapping, args.episodes,
+                              args.pad_cameras, encode, progress=True)
+    for f in imported.failed:  # one line each: episode, file, cause
+        print(f"rcjudge: error: episode {f.episode_index}: {f.message}", file=sys.stderr)
+    if imported.bundles or args.json:
+        _emit(imported.bundles, args.json, lambda rs: "\n".join(
+            f"episode {r['episode_index']}: {r['bundle']} ({r['task_id']})" for r in rs))
+    return 1 if imported.failed else 0
 
 
 def _bundle_error(uri: str, exc: Exception, progress: bool) -> None:

@@ -420,3 +420,64 @@ def test_named_regression_case(name, bases, fuzz_kit, tmp_path):
     assert (result, code) == ("error", 2), err  # inspect: a bad input is exit 2
     mcap = d / "rollout.mcap"
     assert err.startswith(f"rcjudge: error: {mcap}: summary section CRC mismatch: ")
+
+
+@pytest.mark.ray
+@pytest.mark.slow
+def test_batch_over_fuzzed_bundles_records_each_failure_and_judges_each_good_once(
+        bases, fuzz_kit, tmp_path):
+    """One bad case of every kind that can matter (its base taking turns), the unmutated
+    bases and the cannot-matter kinds of two bases, in one folder through ``rcjudge batch``:
+    each bad one is one failure record with the line ``inspect`` gave, each good bundle one
+    judgment (a cannot-matter copy with its base's bundle hash is the same run: judged
+    once, the other copy skipped), exit 1."""
+    import subprocess
+    import sys
+
+    from judge.bundle.manifest import claimed_bundle_hash
+    from judge.ledgers.store import Ledger
+    from tests.integration.test_batch_errors import fake_version
+
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    names = list(bases)
+    good, bad = [], {}
+    for n, kind in enumerate(k for k in fuzz_kit if k not in CANNOT_MATTER):
+        for i in range(N_PER_KIND["synth"]):  # the first case of this kind that is an error
+            base = names[(n + i) % len(names)]
+            d = make_case(bases[base], fuzz_kit, kind, case_seed(base, kind, i),
+                          runs / f"{kind}-{base}-{i}")
+            result, _, _, err = run_inspect(d)
+            if result == "error":
+                bad[str(d)] = err.removeprefix("rcjudge: error: ").rstrip("\n")
+                break
+            remove(d)
+    for base in names:
+        good.append(shutil.copytree(bases[base], runs / f"good-{base}"))
+    for base in names[:2]:
+        for kind in sorted(CANNOT_MATTER):
+            good.append(make_case(bases[base], fuzz_kit, kind, case_seed(base, kind, 0),
+                                  runs / f"{kind}-{base}-0"))
+    assert len(bad) == 22 - len(CANNOT_MATTER) and len(good) == 7 + 2 * 4
+    hashes = {g.name: claimed_bundle_hash(str(g)) for g in good}
+    # unlisted file, re-indented manifest, symlink to a copy: the base's hash; an extra env
+    # field: a bundle of its own
+    assert len(set(hashes.values())) == 7 + 2
+    url = f"sqlite:///{tmp_path / 'ledger.db'}"
+    proc = subprocess.run([sys.executable, "-m", "rcjudge.cli", "batch", str(runs),
+                           "--judge", str(fake_version(tmp_path)), "--db", url, "--json"],
+                          capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "RAY_AUTH_MODE": "disabled"})
+    assert proc.returncode == 1, proc.stderr[-2000:]
+    assert "Traceback" not in proc.stderr
+    s = json.loads(proc.stdout)
+    assert (s["total"], s["judged"], s["skipped"], s["failed"]) == (
+        len(bad) + len(good), 9, len(good) - 9, len(bad))
+    assert sorted((f["uri"], f["message"]) for f in s["failures"]) == sorted(bad.items())
+    with Ledger.open(url) as ledger:
+        kept = [(f["bundle_uri"], f["message"]) for f in ledger.failures("fake-errors")]
+        assert sorted(kept) == sorted(bad.items())  # one record each
+        judged = ledger.judged_run_ids("fake-errors")
+        assert judged <= set(hashes) and len(judged) == 9
+        assert {hashes[r] for r in judged} == set(hashes.values())  # each bundle once
+        assert ledger.counts()["judgments"] == 9

@@ -26,7 +26,7 @@ from judge.api.protocol import (
     DatasetPage,
     OutcomeLabelWrite,
     Problem,
-    Sequence,
+    SequenceOut,
     SequencePage,
     ValidationProblem,
 )
@@ -115,11 +115,11 @@ def _dataset(row: dict[str, Any]) -> DatasetOut:
 
 def _sequence(dataset: str) -> Any:
     """Maps a store row of a sequence of ``dataset`` to the SDK's ``DatasetSequence`` shape."""
-    def row(r: dict[str, Any]) -> Sequence:
-        return Sequence(uid=r["sequence_uid"], dataset_uid=dataset, bundle_hash=r["bundle_hash"],
-                        length_s=r["length_s"], outcome=r["outcome"],
-                        outcome_version=r["outcome_version"],
-                        evaluation_membership=r["evaluation_membership"])
+    def row(r: dict[str, Any]) -> SequenceOut:
+        return SequenceOut(uid=r["sequence_uid"], dataset_uid=dataset,
+                           bundle_hash=r["bundle_hash"], length_s=r["length_s"],
+                           outcome=r["outcome"], outcome_version=r["outcome_version"],
+                           evaluation_membership=r["evaluation_membership"])
     return row
 
 
@@ -243,9 +243,9 @@ def register(app: FastAPI) -> None:
         return _page(request, page, _sequence(f"{owner}/{slug}"))
 
     @app.get(f"{base}/sequences/{{sequence_uid}}/", tags=tags, responses=_R,
-             response_model=Sequence)
+             response_model=SequenceOut)
     def get_sequence(owner: Owner, slug: Slug, sequence_uid: str, request: Request,
-                     who: Reader) -> Sequence:
+                     who: Reader) -> SequenceOut:
         """One sequence of the dataset, with its current label's outcome."""
         row = _call(_store(request, who).get_sequence, f"{owner}/{slug}", sequence_uid,
                     key_id=who.key_id)

@@ -609,7 +609,7 @@ class DatasetPage(_Out):
     previous: str | None = Field(description="URL of the previous page, or null.")
 
 
-class Sequence(_Out):
+class SequenceOut(_Out):
     """A sequence (one run) in the public Avala SDK's ``DatasetSequence`` shape, with its
     current label's outcome."""
 
@@ -625,7 +625,7 @@ class Sequence(_Out):
 class SequencePage(_Out):
     """``GET …/sequences/``: one page of the dataset's sequences, by uid."""
 
-    results: list[Sequence]
+    results: list[SequenceOut]
     next: str | None = Field(description="URL of the next page (its ``cursor``), or null.")
     previous: str | None = Field(description="URL of the previous page, or null.")
 

@@ -8,11 +8,26 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
+from judge.api.service import JudgeService
 from judge.outcomes.store import OutcomeStore
-from tests.api.conftest import bearer
+from tests.api.conftest import TMP_ROOTS, bearer, fake_judges
 
 H = [f"{i:x}" * 64 for i in range(3)]  # three bundle hashes: 000…, 111…, 222…
 UIDS = ["seq_" + h[:32] for h in H]
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def service(request, tmp_path):
+    """The API's service on SQLite and on PostgreSQL (the dataset page's order and cursor
+    comparisons are the database's)."""
+    if request.param == "sqlite":
+        url, test_schema = f"sqlite:///{tmp_path / 'api.db'}", "rcjudge_test"
+    else:
+        url, test_schema = request.getfixturevalue("pg_db")
+    svc = JudgeService(url, judges=fake_judges(), test_schema=test_schema,
+                       bundle_roots=TMP_ROOTS)
+    yield svc
+    svc.close()
 
 
 @pytest.fixture
@@ -140,5 +155,5 @@ def test_the_new_routes_are_in_the_outcome_schema(client):
     assert ok == {"$ref": "#/components/schemas/DatasetPage"}
     page = spec["components"]["schemas"]["DatasetPage"]
     assert sorted(page["properties"]) == ["next", "previous", "results"]
-    seq = spec["components"]["schemas"]["Sequence"]
+    seq = spec["components"]["schemas"]["SequenceOut"]
     assert "uid" in seq["required"] and "sequence_uid" not in seq["properties"]

@@ -162,17 +162,22 @@ class CatalogMixin:
             return run_response(self._owned_run(conn, caller, run_id))
 
     # --- operator labels --------------------------------------------------------------
-    def add_label(self, caller: Any, run_id: str, req: LabelRequest) -> tuple[bool, Any]:
-        """Write one operator label of the key's run; (new?, the stored label)."""
+    def add_label(self, caller: Any, run_id: str, req: LabelRequest,
+                  review: Any = None) -> tuple[bool, Any]:
+        """Write one operator label of the key's run; (new?, the stored label).
+
+        ``review`` (a :class:`judge.review.store.Review`): the review page's columns,
+        written in the label's transaction."""
+        from judge.review.store import write
+
         self.require(caller, "labels:write")
         label = checked_label(run_id, req.attempt, req.success, req.failure_class,
                               req.labeled_by, req.labeled_at)
         mode = self.modes[caller.mode]
         with mode.engine.connect() as conn:
             self._owned_run(conn, caller, run_id)
-        new = mode.ledger.add_labels([label]) == 1
-        stored = [s for s in mode.ledger.labels(run_id) if s.label.labeled_by == label.labeled_by
-                  and s.label.labeled_at == label.labeled_at]
+        new, label_id = write(mode.ledger, label, review)
+        stored = [s for s in mode.ledger.labels(run_id) if s.label_id == label_id]
         if new:
             for row in self.calibration_set(caller, None, right="labels:write")["data"]:
                 if row.run_id == run_id:

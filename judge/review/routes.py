@@ -21,7 +21,7 @@ Calls: ``GET /review/api/session?judge=V`` (who labels, the taxonomy), ``POST
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
 from fastapi import FastAPI, Header, Query, Request
 from fastapi.responses import HTMLResponse, JSONResponse, Response
@@ -31,10 +31,9 @@ from judge.api.catalog import checked_label
 from judge.api.errors import ApiError
 from judge.ensemble.version import JudgeVersion
 from judge.errors import JudgeError
-from judge.ledgers.review import Review
+from judge.ledgers.review import Review, Strategy
 from judge.ledgers.store import Ledger
 
-Strategy = Literal["committee", "uncertainty", "random", "coverage"]
 Name = Field(min_length=1, max_length=200)
 
 
@@ -266,5 +265,6 @@ def local_app(desk: LocalDesk) -> FastAPI:
         return problem_response(exc.status, exc.detail, request.url.path, exc.headers,
                                 **exc.extra)
 
+    app.state.labeller = desk.labeller_name
     add_review(app, desk)
     return app

@@ -11,7 +11,7 @@ step, ``s`` skips the run, ``u`` undoes the last label (the run comes back to be
 again). The page holds the next two cards before they are needed, so saving shows the
 next run at once, while the label is written in the background; a label the server
 refuses brings its run back with the reason. The bar shows the session's labels and
-labels per hour.
+labels per hour (over the session so far, counted over at least a minute).
 """
 
 from __future__ import annotations
@@ -23,7 +23,8 @@ from judge.explain import CSS as EXPLAIN_CSS
 CSS = """
 body{margin:0} #bar{position:sticky;top:0;background:#f6f8fa;border-bottom:1px solid #d0d7de;
   padding:6px 16px;display:flex;gap:16px;align-items:baseline;z-index:2}
-#bar .status{color:#cf222e} #main{padding:8px 16px}
+#bar .status{color:#57606a} #bar .status.bad{color:#cf222e}
+#models td{overflow-wrap:normal;white-space:nowrap} #main{padding:8px 16px}
 #card:not([hidden]){display:flex;gap:16px}
 #left{flex:1 1 55%;min-width:0} #right{flex:1 1 45%;min-width:0}
 h1{font-size:17px} h2{font-size:14px;margin:10px 0 4px} h4{margin:4px 0;font-size:13px}
@@ -67,11 +68,14 @@ async function call(method, path, body) {
   }
   return doc;
 }
-function flash(text) { $('status').textContent = text; }
+function flash(text, bad) {
+  $('status').textContent = text; $('status').classList.toggle('bad', !!bad);
+}
 
 function stats() {
+  // labels per hour over the session so far, counted over at least one minute
   const n = S.history.length, hours = S.started ? (Date.now() - S.started) / 3.6e6 : 0;
-  const rate = hours > 0 ? Math.round(n / hours) : 0;
+  const rate = Math.round(n / Math.max(hours, 1 / 60));
   $('stats').textContent = `${n} label${n === 1 ? '' : 's'} · ${rate} /h · ${S.skipped} skipped`;
   $('stats').dataset.labels = n;
   B.dataset.buffered = S.buffer.length;
@@ -91,8 +95,8 @@ async function fillLoop() {
       const card = await fetchOne();
       if (card) S.buffer.push(card);
     } catch (e) {
-      if (e.doc && e.doc.run_id) { S.seen.add(e.doc.run_id); flash(e.message); continue; }
-      flash(e.message); break;
+      if (e.doc && e.doc.run_id) { S.seen.add(e.doc.run_id); flash(e.message, true); continue; }
+      flash(e.message, true); break;
     }
     if (!S.cur) advance();
     stats();
@@ -197,7 +201,7 @@ function submit() {
   }).catch(e => {
     S.history = S.history.filter(x => x !== entry);
     if (S.cur) S.buffer.unshift(S.cur);
-    show(card); flash(`not saved (${card.run_id}): ${e.message}`);
+    show(card); flash(`not saved (${card.run_id}): ${e.message}`, true);
   });
   S.history.push(entry);
   advance(); stats();
@@ -213,7 +217,7 @@ async function undo() {
   if (!entry.label) return;
   try {
     await call('DELETE', '/review/api/labels/' + entry.label.label_id);
-  } catch (e) { return flash(`undo failed: ${e.message}`); }
+  } catch (e) { return flash(`undo failed: ${e.message}`, true); }
   S.history = S.history.filter(x => x !== entry);
   if (S.cur) S.buffer.unshift(S.cur);
   show(entry.card); flash(`undone: ${entry.card.run_id}`);
@@ -259,7 +263,7 @@ async function start() {
     session = await call('GET', '/review/api/session' +
                          (S.judge ? '?judge=' + encodeURIComponent(S.judge) : ''));
   } catch (e) {
-    flash(e.message);
+    flash(e.message, true);
     if (e.status === 401 || e.status === 403) {
       sessionStorage.removeItem('rcjudge-key'); S.key = null;
       $('keyform').hidden = false; $('main').hidden = true; $('key').focus();

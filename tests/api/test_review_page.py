@@ -289,3 +289,44 @@ def test_review_serve_listens_on_loopback_only_and_names_its_operator(monkeypatc
     with pytest.raises(ReviewServeError, match="^--labeller: empty; expected the operator's "
                        "name$"):
         labeller_name(" ")
+
+
+def test_label_and_undo_connected_as_the_api_role_on_postgresql(pg_db, review_bundles):
+    """On PostgreSQL the API connects as ``rcjudge_api``: the page's label (two rows) and its
+    undo (two deletes) work through that role; a tier-B run is never in the queue."""
+    import sqlalchemy as sa
+
+    from judge.ledgers.store import make_engine
+
+    url, test_schema = pg_db
+    judges = fake_judges(**{VERSION: lambda: Judge(review_version())})
+    JudgeService(url, judges=judges, test_schema=test_schema).close()  # the owner migrates
+    role_url = sa.make_url(make_engine(url).url).set(username="rcjudge_api")
+    service = JudgeService(role_url.render_as_string(hide_password=False), judges=judges,
+                           test_schema=test_schema, bundle_roots=TMP_ROOTS)
+    try:
+        with service.modes["live"].engine.connect() as conn:
+            assert conn.exec_driver_sql("SELECT current_user").scalar_one() == "rcjudge_api"
+        key = service.create_key("pg", "live", sorted(RIGHTS))[0]
+        with TestClient(review_app(service)) as client:
+            tier_b = request_for(str(review_bundles[0]), VERSION)
+            tier_b["task"]["tier"] = "B"
+            assert client.post("/v1/judgments", json=tier_b,
+                               headers=bearer(key)).status_code == 200
+            runs = judge_runs(client, key, review_bundles[1:4])
+            picks = next_runs(service.modes["live"].ledger, VERSION, n=20)
+            assert {p.run_id for p in picks} <= set(runs)  # no tier-B run
+            card = _next(client, key).json()["card"]
+            assert card["run_id"] == picks[0].run_id
+            r = client.post("/review/api/labels", headers=bearer(key), json=_label(
+                card, attempt=True, success=False, failure_class="grasp.slip"))
+            assert r.status_code == 201, r.text
+            ledger = service.modes["live"].ledger
+            assert review_of(r.json()["label_id"], ledger).strategy == "committee"
+            gone = client.delete(f"/review/api/labels/{r.json()['label_id']}",
+                                 headers=bearer(key))
+            assert gone.status_code == 200, gone.text
+            assert ledger.labels(card["run_id"]) == []
+            assert review_of(r.json()["label_id"], ledger) is None
+    finally:
+        service.close()

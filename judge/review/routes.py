@@ -200,6 +200,7 @@ def next_card(desk: Any, who: Any, req: NextRequest) -> dict[str, Any] | None:
 def add_review(app: FastAPI, desk: Any) -> None:
     """Serve the review page and its calls from ``app`` (outside its OpenAPI schema)."""
     from judge.ensemble.taxonomy import load_taxonomy
+    from judge.learn.select import review as review_of_pick
     from judge.review.page import page
 
     def who(authorization: str | None) -> Any:
@@ -233,9 +234,8 @@ def add_review(app: FastAPI, desk: Any) -> None:
         caller = who(authorization)
         body = _body(request, ReviewLabel)
         desk.version(body.judge_version)
-        review = Review(judge_version=body.judge_version, strategy=body.pick.strategy,
-                        rank=body.pick.rank, score=body.pick.score, reason=body.pick.reason,
-                        note=(body.note or "").strip() or None)
+        review = review_of_pick(body.pick, body.judge_version,
+                                note=(body.note or "").strip() or None)
         out = desk.add(caller, body, review)
         return JSONResponse({**out, "judge_version": body.judge_version,
                              "strategy": body.pick.strategy, "note": review.note},

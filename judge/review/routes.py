@@ -2,7 +2,8 @@
 
 Two desks serve the same routes:
 
-* :class:`KeyDesk` (``rcjudge serve``): every call carries an API key with
+* :class:`KeyDesk` (``rcjudge serve``; judge versions read by name as ``/v1/judge-versions``
+  reads them, their models never loaded for the page): every call carries an API key with
   ``labels:write`` (``Authorization: Bearer``; the page asks for it once per tab). The key's
   mode database is labelled, its queue holds only the key's own runs (as ``GET /v1/runs``),
   and a label is written by :meth:`judge.api.service.JudgeService.add_label` — the check,
@@ -21,6 +22,7 @@ Calls: ``GET /review/api/session?judge=V`` (who labels, the taxonomy), ``POST
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from fastapi import FastAPI, Header, Query, Request
@@ -33,6 +35,7 @@ from judge.ensemble.version import JudgeVersion
 from judge.errors import JudgeError
 from judge.ledgers.review import Review, Strategy
 from judge.ledgers.store import Ledger
+from rcjudge.errors import RcjudgeError
 
 Name = Field(min_length=1, max_length=200)
 
@@ -134,8 +137,13 @@ class KeyDesk:
     auth = "key"
     judge_version = None
 
-    def __init__(self, service: Any) -> None:
+    def __init__(self, service: Any,
+                 load_version: Callable[[str], JudgeVersion] | None = None) -> None:
+        from judge.ensemble.version import load_judge_version
+
         self.service = service
+        self._load_version = load_version or load_judge_version
+        self._versions: dict[str, JudgeVersion] = {}
 
     def who(self, authorization: str | None) -> Any:
         caller = self.service.authenticate(authorization)
@@ -146,7 +154,14 @@ class KeyDesk:
         return self.service.modes[who.mode].ledger
 
     def version(self, name: str) -> JudgeVersion:
-        return self.service.judge_for(name).version
+        """The version's config (what sampling and the question images follow); its
+        models are not loaded for the page."""
+        if name not in self._versions:
+            try:
+                self._versions[name] = self._load_version(name)
+            except RcjudgeError as exc:
+                raise ApiError(422, f"judge_version: {exc}", param="judge_version") from None
+        return self._versions[name]
 
     def labeller(self, who: Any) -> str:
         return who.name

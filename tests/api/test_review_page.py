@@ -38,10 +38,17 @@ def review_service(url: str) -> JudgeService:
 
 
 def review_app(service: JudgeService):
-    """The app ``rcjudge serve`` builds: the API with the review page."""
+    """The app ``rcjudge serve`` builds: the API with the review page (which reads the
+    scripted version by name here, as it reads configs/judges/ in ``rcjudge serve``)."""
     app = create_app(service)
-    add_review(app, KeyDesk(service))
+    add_review(app, KeyDesk(service, load_version))
     return app
+
+
+def load_version(name: str) -> JudgeVersion:
+    from judge.ensemble.version import load_judge_version
+
+    return review_version() if name == VERSION else load_judge_version(name)
 
 
 def judge_runs(http, key: str, bundles) -> list[str]:
@@ -206,6 +213,9 @@ def test_a_key_labels_only_its_own_runs_and_undoes_only_its_own_labels(desk):
     assert session["labeled_by"] == "cy" and len(session["classes"]) == 54
     assert client.get("/review/api/session", headers=bearer(other)).json()[
         "invalid_params"][0]["name"] == "judge"
+    unknown = client.get("/review/api/session?judge=nope", headers=bearer(other)).json()
+    assert unknown["status"] == 422 and unknown["invalid_params"][0]["name"] == "judge_version"
+    assert unknown["detail"].startswith("judge_version: unknown judge version 'nope'")
 
 
 def test_the_page_itself_needs_no_key_and_rcjudge_serve_serves_it(tmp_path):

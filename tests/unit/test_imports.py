@@ -62,7 +62,8 @@ HEAVY = ("torch", "ray", "transformers", "av", "pyarrow", "sqlalchemy", "numpy")
 
 
 @pytest.mark.parametrize("argv", [["--help"], ["inspect", "--help"], ["train", "--help"],
-                                  ["review", "next", "--help"]])
+                                  ["review", "next", "--help"],
+                                  ["review", "serve", "--help"]])
 def test_parsing_the_cli_imports_no_heavy_library(argv):
     code = ("import sys\nfrom rcjudge.cli import main\ntry:\n    main(sys.argv[1:])\n"
             "except SystemExit:\n    pass\n"

@@ -20,6 +20,8 @@ from rcjudge.errors import RcjudgeError
 #: ``models.tiny.PROFILES``' names, spelt out so parsing the arguments imports no model code
 #: (numpy); ``tests/unit/test_imports.py`` holds them equal.
 TINY_PROFILES = ("plumbing", "vision", "vision-224")
+#: ``judge.learn.select.STRATEGIES``, spelt out for the same reason (tests/unit/test_imports.py).
+REVIEW_STRATEGIES = ("committee", "uncertainty", "random", "coverage")
 
 
 def _emit(obj: Any, as_json: bool, text: Callable[[Any], str]) -> None:
@@ -106,11 +108,14 @@ def _cmd_import_lerobot(args: argparse.Namespace) -> int:
     from judge.bundle.transcode import EncodeOptions
 
     encode = _usage(lambda: EncodeOptions(keyframe_s=args.keyframe_s, crf=args.crf))
-    rows = import_lerobot(args.dataset, args.out, args.mapping, args.episodes,
-                          args.pad_cameras, encode, progress=True)
-    _emit(rows, args.json, lambda rs: "\n".join(
-        f"episode {r['episode_index']}: {r['bundle']} ({r['task_id']})" for r in rs))
-    return 0
+    imported = import_lerobot(args.dataset, args.out, args.mapping, args.episodes,
+                              args.pad_cameras, encode, progress=True)
+    for f in imported.failed:  # one line each: episode, file, cause
+        print(f"rcjudge: error: episode {f.episode_index}: {f.message}", file=sys.stderr)
+    if imported.bundles or args.json:
+        _emit(imported.bundles, args.json, lambda rs: "\n".join(
+            f"episode {r['episode_index']}: {r['bundle']} ({r['task_id']})" for r in rs))
+    return 1 if imported.failed else 0
 
 
 def _cmd_import_rosbag(args: argparse.Namespace) -> int:
@@ -521,6 +526,46 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_review_next(args: argparse.Namespace) -> int:
+    from dataclasses import asdict
+
+    from judge.learn.select import next_runs
+    from judge.ledgers.store import Ledger
+
+    with Ledger.open(args.db) as ledger:
+        picks = next_runs(ledger, args.judge, n=args.n, strategy=args.strategy, seed=args.seed,
+                          split_seed=args.split_seed, test_fraction=args.test_fraction)
+    out = {"judge_version": args.judge, "strategy": args.strategy,
+           "picks": [asdict(p) for p in picks]}
+    _emit(out, args.json, lambda o: "\n".join(
+        [f"{len(picks)} run(s) of {args.judge} to label next ({args.strategy}):"
+         if picks else f"no unlabelled run of {args.judge} outside the test part"]
+        + [f"{p.rank:>4}  {p.run_id}  {p.score:.4f}  {p.reason}" for p in picks]))
+    return 0
+
+
+def _format_review_stats(s: dict[str, Any]) -> str:
+    lines = [f"{s['labels']} label(s) of {s['runs']} run(s)"]
+    for title, key in (("strategy", "by_strategy"), ("task", "by_task"),
+                       ("labeled_by", "by_labeller")):
+        lines.append(f"per {title}:")
+        for e in s[key]:
+            wrong = (f", the picking version's success answer wrong on {e['judge_wrong']}"
+                     if "judge_wrong" in e and e[title] != "unqueued" else "")
+            lines.append(f"  {e[title]:<28} {e['labels']:>5} label(s), {e['runs']} run(s){wrong}")
+    return "\n".join(lines)
+
+
+def _cmd_review_stats(args: argparse.Namespace) -> int:
+    from judge.ledgers.review import review_stats
+    from judge.ledgers.store import Ledger
+
+    with Ledger.open(args.db) as ledger:
+        stats = review_stats(ledger)
+    _emit(stats, args.json, _format_review_stats)
+    return 0
+
+
 def _cmd_build_tiny(args: argparse.Namespace) -> int:
     from models.tiny import FOLDERS, build_tiny
     from rcjudge.home import models_dir
@@ -813,6 +858,37 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=int, default=0, metavar="S", help="seed of the resamples")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=_cmd_eval)
+
+    review = sub.add_parser("review", help="the review queue: which runs to label next, "
+                            "and the labels made from it (docs/judge-quality.md)"
+                            ).add_subparsers(dest="review_command", required=True,
+                                             metavar="COMMAND")
+    p = review.add_parser("next", help="the unlabelled runs to label next, best first, each "
+                          "with the reason it was picked")
+    p.add_argument("--judge", required=True, metavar="VERSION",
+                   help="the judge version whose judgments rank the runs")
+    p.add_argument("--n", type=int, default=20, help="how many runs (default 20)")
+    p.add_argument("--strategy", default="committee",
+                   choices=REVIEW_STRATEGIES,
+                   help="committee: the three models disagree (default); uncertainty: low "
+                   "reported confidence; random: seeded; coverage: tasks, policies, bodies "
+                   "with few labels first")
+    p.add_argument("--seed", type=int, default=0, help="seed of --strategy random")
+    p.add_argument("--split-seed", type=int, default=0, metavar="S",
+                   help="the --split-seed `rcjudge train` will use: runs of its test part are "
+                   "never picked (default 0, train's default)")
+    p.add_argument("--test-fraction", type=float, default=0.2, metavar="F",
+                   help="the --test-fraction `rcjudge train` will use (default 0.2)")
+    p.add_argument("--db", metavar="URL", help=DB_HELP)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=_cmd_review_next)
+    p = review.add_parser("stats", help="labels per strategy, per task and per labeller")
+    p.add_argument("--db", metavar="URL", help=DB_HELP)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=_cmd_review_stats)
+    from judge.review.cli import register_serve
+
+    register_serve(review)  # rcjudge review serve (the page alone)
 
     models = sub.add_parser("models", help="model tools").add_subparsers(
         dest="models_command", required=True, metavar="COMMAND")

@@ -51,6 +51,7 @@ class Batch:
         self.pending: dict[Any, tuple] = {}  # remote call -> what it was
         self.in_flight = 0  # bundles between submission and ledger write
         self.next_prep = 0
+        self.seen: set[str] = set()  # verified bundle hashes of this batch's bundles
         self.meter = Progress(len(todo) + (len(bags.todo) if bags else 0), progress)
 
     def run(self) -> None:
@@ -138,10 +139,19 @@ class Batch:
             self.answered(entry[1], entry[3], *result)
 
     def prepared(self, work: Work, result) -> None:
-        """A bundle decoded (its frames stay where they were decoded) or failed intake."""
+        """A bundle decoded (its frames stay where they were decoded) or failed intake.
+
+        A bundle whose verified hash this batch already has (the same bundle under another
+        name: one run) is skipped, not judged again."""
         if isinstance(result, Failure):
             self.fail_work(work, result.error, result.message)
             return
+        if result.bundle_hash in self.seen:
+            work.frames_ref = None
+            self.summary.skipped += 1
+            self.done_one()
+            return
+        self.seen.add(result.bundle_hash)
         work.prepared = result
         work.flow = QuestionFlow(self.judge, result)
         self.enqueue(work)

@@ -86,10 +86,14 @@ def bag_cache(root: str | Path, mapping_path: str | Path) -> BagImport:
     sha = hashlib.sha256(data).hexdigest()
     copy = root / "mappings" / f"{sha[:32]}.yaml"
     if not copy.is_file():
-        copy.parent.mkdir(parents=True, exist_ok=True)
-        tmp = copy.with_name(f".{copy.name}.{os.getpid()}.part")
-        tmp.write_bytes(data)
-        os.replace(tmp, copy)
+        try:
+            copy.parent.mkdir(parents=True, exist_ok=True)
+            tmp = copy.with_name(f".{copy.name}.{os.getpid()}.part")
+            tmp.write_bytes(data)
+            os.replace(tmp, copy)
+        except OSError as exc:
+            raise SourceError(f"--bundles-dir {root}: cannot be written: "
+                              f"{exc.strerror or exc}") from None
     return BagImport(str(copy), sha, str(root))
 
 

@@ -153,6 +153,15 @@ def test_the_cli_judges_a_folder_of_bags_into_a_dataset_and_refuses_a_bad_mappin
     assert main([*base, "--bundles-dir", str(tmp_path)]) == 2
     assert capsys.readouterr().err == ("rcjudge: error: --bundles-dir: where bags' bundles go; "
                                        "it needs --mapping\n")
+    blocker = tmp_path / "a-file"
+    blocker.write_text("x")
+    assert main([*base, "--mapping", str(bags["mapping"]), "--bundles-dir", str(blocker)]) == 2
+    assert capsys.readouterr().err == (f"rcjudge: error: --bundles-dir {blocker}: is a file; "
+                                       "expected a folder\n")
+    assert main([*base, "--mapping", str(bags["mapping"]), "--bundles-dir",
+                 str(blocker / "below")]) == 2
+    assert capsys.readouterr().err == (f"rcjudge: error: --bundles-dir {blocker / 'below'}: "
+                                       "cannot be written: Not a directory\n")
     assert not db.exists()  # refused before the ledger was opened
 
     assert main(["datasets", "create", "lab/bags", "--db", f"sqlite:///{db}"]) == 0

@@ -175,3 +175,10 @@ def test_the_cli_judges_a_folder_of_bags_into_a_dataset_and_refuses_a_bad_mappin
                            "bundles_dir": str(cache)}
     assert out["dataset"] == {"name": "lab/bags", "sequences": 2, "labels_written": 2,
                               "labels_unchanged": 0}
+    from judge.cli import format_summary
+
+    lines = format_summary(out).splitlines()
+    assert f"bags: 4 (2 imported now, 0 from the cache, 2 failed) into 2 bundle(s) in {cache}" \
+        in lines
+    assert sorted(ln.split(":")[0] for ln in lines if ln.startswith("  failed ")) == [
+        f"  failed {bags['folder'] / 'delta'}", f"  failed {bags['folder'] / 'gamma'}"]

@@ -585,6 +585,51 @@ class DatasetCreated(_Shape):
     access: Literal["edit"] = Field(description="The creating key's access.")
 
 
+class DatasetOut(_Out):
+    """A dataset in the public Avala SDK's ``Dataset`` shape (``datasets.list``,
+    ``datasets.get_by_slug``): its uid is ``owner/slug``, so ``datasets.get(uid)`` reads the
+    same route."""
+
+    uid: str = Field(description="owner/slug: the dataset's id on this server.")
+    name: str = Field(description="The slug (a dataset here has no other name).")
+    slug: str = Field(pattern=_NAME, description="Slug part of owner/slug.")
+    owner_name: str = Field(pattern=_NAME, description="Owner part of owner/slug.")
+    public: bool = Field(description="Readable by every API key.")
+    access: Literal["read", "edit"] = Field(description="What the calling key may do.")
+    item_count: int = Field(ge=0, description="Its sequences (one item per sequence: a run).")
+    is_sequence: Literal[True] = Field(description="Always true: every item is a sequence.")
+    created_at: str = Field(description="ISO 8601, UTC.")
+
+
+class DatasetPage(_Out):
+    """``GET /api/v1/datasets/``: one page of the datasets the key may read, by uid."""
+
+    results: list[DatasetOut]
+    next: str | None = Field(description="URL of the next page (its ``cursor``), or null.")
+    previous: str | None = Field(description="URL of the previous page, or null.")
+
+
+class SequenceOut(_Out):
+    """A sequence (one run) in the public Avala SDK's ``DatasetSequence`` shape, with its
+    current label's outcome."""
+
+    uid: str = Field(description="``seq_`` + the first 32 hex digits of the bundle hash.")
+    dataset_uid: str = Field(description="owner/slug of its dataset.")
+    bundle_hash: str = Field(pattern=r"^[0-9a-f]{64}$", description="The bundle's hash.")
+    length_s: float | None = Field(description="Recorded length (s), when one MCAP had it.")
+    outcome: str | None = Field(description="The current label's outcome; null unlabelled.")
+    outcome_version: int | None = Field(ge=1, description="The current label's version.")
+    evaluation_membership: str | None = Field(description="The current label's membership.")
+
+
+class SequencePage(_Out):
+    """``GET …/sequences/``: one page of the dataset's sequences, by uid."""
+
+    results: list[SequenceOut]
+    next: str | None = Field(description="URL of the next page (its ``cursor``), or null.")
+    previous: str | None = Field(description="URL of the previous page, or null.")
+
+
 class SubtaskWrite(_Shape):
     """One subtask span (nested or disjoint, sorted by start)."""
 

@@ -229,6 +229,16 @@ def parse_row(line: int, raw: dict[str, Any],
     return errors or Label(**vals)
 
 
+def check_label(run_id: str, attempt: object, success: object, failure_class: object,
+                labeled_by: object, labeled_at: object) -> Label | list[RowError]:
+    """One label given one at a time (the API's ``POST …/labels``, the review page),
+    checked exactly as a row of a label file: a :class:`Label`, or every error (``line``
+    0), each naming its field."""
+    return parse_row(0, {"run_id": run_id, "attempt": attempt, "success": success,
+                         "failure_class": failure_class, "labeled_by": labeled_by,
+                         "labeled_at": labeled_at})
+
+
 def read_labels(path: str | Path, taxonomy: Taxonomy | None = None,
                 ) -> tuple[list[tuple[int, Label]], list[RowError]]:
     """Parse a label file: (line, label) pairs and every row error (file order).

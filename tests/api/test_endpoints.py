@@ -167,8 +167,9 @@ def test_runs_judgments_labels_and_calibration(client, live_key, api_bundles):
             for c in cal] == [(j["judgment_id"], False, True, True)]
     bad = client.post(f"/v1/runs/{run_id}/labels", json={**label, "failure_class": "grasp.x"},
                       headers=bearer(live_key))
-    assert bad.status_code == 422 and bad.json()["detail"].startswith(
-        "failure_class 'grasp.x': not a taxonomy class")
+    assert bad.status_code == 422 and bad.json()["detail"] == (  # as `labels import` says
+        "failure_class: 'grasp.x' given for a successful run; expected empty when success "
+        "is true")
 
 
 def test_tier_b_task_id_is_never_returned(client, live_key, api_bundles, caplog):
@@ -309,7 +310,7 @@ def test_a_422_names_the_parameters_at_fault(client, live_key, api_bundles):
                     json={"attempt": True, "success": True, "labeled_by": "op",
                           "failure_class": "grasp.x"})
     assert r.json()["invalid_params"] == [{"name": "failure_class", "reason": (
-        "failure_class 'grasp.x': not a taxonomy class (GET /v1/taxonomy lists them)")}]
+        "'grasp.x' given for a successful run; expected empty when success is true")}]
     # a 422 about no single parameter still carries the (empty) list
     doc = request_for(api_bundles[1])
     doc["bundle_uri"] = "/nowhere/at/all"

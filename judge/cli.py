@@ -20,6 +20,8 @@ from rcjudge.errors import RcjudgeError
 #: ``models.tiny.PROFILES``' names, spelt out so parsing the arguments imports no model code
 #: (numpy); ``tests/unit/test_imports.py`` holds them equal.
 TINY_PROFILES = ("plumbing", "vision", "vision-224")
+#: ``judge.learn.select.STRATEGIES``, spelt out for the same reason (tests/unit/test_imports.py).
+REVIEW_STRATEGIES = ("committee", "uncertainty", "random", "coverage")
 
 
 def _emit(obj: Any, as_json: bool, text: Callable[[Any], str]) -> None:
@@ -769,7 +771,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="the judge version whose judgments rank the runs")
     p.add_argument("--n", type=int, default=20, help="how many runs (default 20)")
     p.add_argument("--strategy", default="committee",
-                   choices=("committee", "uncertainty", "random", "coverage"),
+                   choices=REVIEW_STRATEGIES,
                    help="committee: the three models disagree (default); uncertainty: low "
                    "reported confidence; random: seeded; coverage: tasks, policies, bodies "
                    "with few labels first")

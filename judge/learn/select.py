@@ -14,8 +14,10 @@ Interface::
 ``strategy`` and one human line, ``reason``. Candidates are the runs ``judge_version``
 judged that have no operator label (a label answers every question of a run at once) and
 that ``rcjudge train --split-seed S --test-fraction F`` would not put in its test part
-(the same seed-group hash, :func:`judge.learn.train.assign_part`): picking test runs by
-what the judge finds hard would bias the test part ``rcjudge eval`` scores on. Read
+(the same seed-group hash, :func:`judge.learn.train.assign_part`), nor a dataset's split
+(``rcjudge split``) holds out (its bundle is a sequence whose current outcome label is
+``held_out_eval``): picking test runs by what the judge finds hard would bias the test
+part ``rcjudge eval`` scores on. Read
 through a blind ledger (the Judge API's), a tier-B run's task is unknown, so its seed
 group is too, and it is never a candidate.
 
@@ -224,6 +226,11 @@ def candidates(store, judge_version: str, *, split_seed: int = 0,
     strata = (task.label("task"), r.c.seed, r.c.policy_vendor, r.c.policy_name,
               r.c.policy_version, r.c.body_arm, r.c.body_hand)
     has_label = sa.exists().where(lab.c.run_id == r.c.run_id)
+    seq, out_ = S.sequences, S.sequence_outcomes
+    held_out_eval = sa.exists().where(  # a dataset's split holds the run's bundle out
+        seq.c.bundle_hash == r.c.bundle_hash, out_.c.dataset_id == seq.c.dataset_id,
+        out_.c.sequence_uid == seq.c.sequence_uid, out_.c.is_current.is_(True),
+        out_.c.evaluation_membership == "held_out_eval")
     with store.engine.connect() as conn:
         judged = conn.execute(sa.select(sa.func.count()).select_from(j)
                               .where(j.c.judge_version == judge_version)).scalar_one()
@@ -234,7 +241,8 @@ def candidates(store, judge_version: str, *, split_seed: int = 0,
         rows = conn.execute(
             sa.select(j.c.run_id, j.c.answers, j.c.attempt_confidence, j.c.success_confidence,
                       *strata).join(r, r.c.run_id == j.c.run_id)
-            .where(j.c.judge_version == judge_version, ~has_label).order_by(j.c.run_id)).all()
+            .where(j.c.judge_version == judge_version, ~has_label, ~held_out_eval)
+            .order_by(j.c.run_id)).all()
         done = conn.execute(sa.select(*strata).where(has_label)).all()
     cfg = TrainConfig(test_fraction=test_fraction)
     out = []

@@ -61,7 +61,8 @@ def test_imports_point_down_the_design(folder, forbidden):
 HEAVY = ("torch", "ray", "transformers", "av", "pyarrow", "sqlalchemy", "numpy")
 
 
-@pytest.mark.parametrize("argv", [["--help"], ["inspect", "--help"], ["train", "--help"]])
+@pytest.mark.parametrize("argv", [["--help"], ["inspect", "--help"], ["train", "--help"],
+                                  ["review", "next", "--help"]])
 def test_parsing_the_cli_imports_no_heavy_library(argv):
     code = ("import sys\nfrom rcjudge.cli import main\ntry:\n    main(sys.argv[1:])\n"
             "except SystemExit:\n    pass\n"
@@ -77,3 +78,10 @@ def test_the_clis_tiny_profiles_are_those_models_tiny_builds():
     from models.tiny import PROFILES
 
     assert TINY_PROFILES == tuple(PROFILES)
+
+
+def test_the_clis_review_strategies_are_those_the_queue_ranks_by():
+    from judge.cli import REVIEW_STRATEGIES
+    from judge.learn.select import STRATEGIES
+
+    assert REVIEW_STRATEGIES == STRATEGIES

@@ -61,7 +61,7 @@ demo: $(VENV)/.installed $(MODELS)/tiny/llava/config.json
 		--labeled-by demo-operator --labeled-at $(LABELED_AT)
 	$(VENV)/bin/rcjudge truth-labels $(OUT)/bundles --out $(OUT)/truth.csv \
 		--labeled-by physics-truth --labeled-at $(LABELED_AT)
-	$(VENV)/bin/rcjudge labels import $(OUT)/labels.csv --db $(DB)
+	$(VENV)/bin/rcjudge labels import $(OUT)/labels.csv --picks $(OUT)/picks.json --db $(DB)
 	@test -f $(OUT)/$(V2).yaml || { rm -rf $(MODELS)/$(V2); $(VENV)/bin/rcjudge train --from $(V1) \
 		--out $(V2) --config $(OUT)/$(V2).yaml --db $(DB) --epochs 8 --patience 3 --seed 0; }
 	RAY_AUTH_MODE=disabled $(VENV)/bin/rcjudge rejudge --from $(V1) --to $(OUT)/$(V2).yaml --db $(DB)

@@ -68,34 +68,20 @@ def pick(run_ids: list[str], fraction: float, seed: int) -> list[str]:
 
 
 def read_picks(path: str | Path) -> list[str]:
-    """The run ids a review-queue file names, in its order: the ``run_id`` of each entry of
-    ``picks`` in the JSON ``rcjudge review next --json`` prints (other keys are ignored).
+    """The run ids a review-queue file names, in its order (``rcjudge review next --json``'s
+    ``picks``; :func:`judge.learn.select.read_picks` checks it).
 
     Raises:
         SimError: the file is missing or not that JSON, a pick without a run id, a run id
             named twice (one line naming the file and the pick).
     """
-    path = Path(path)
-    if not path.is_file():
-        raise SimError(f"--runs {path}: file not found")
+    from judge.learn.select import SelectError
+    from judge.learn.select import read_picks as read_queue
+
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise SimError(f"--runs {path}: not valid JSON: {exc}") from None
-    if not isinstance(doc, dict) or not isinstance(doc.get("picks"), list):
-        raise SimError(f"--runs {path}: expected the JSON of `rcjudge review next --json` "
-                       '(an object with a "picks" list)')
-    runs: dict[str, int] = {}
-    for i, entry in enumerate(doc["picks"]):
-        run_id = entry.get("run_id") if isinstance(entry, dict) else None
-        if not isinstance(run_id, str) or not run_id:
-            raise SimError(f"--runs {path}: picks[{i}].run_id: expected a run id, got "
-                           f"{run_id!r}")
-        if run_id in runs:
-            raise SimError(f"--runs {path}: picks[{i}].run_id {run_id!r} repeats "
-                           f"picks[{runs[run_id]}]")
-        runs[run_id] = i
-    return list(runs)
+        return [p["run_id"] for p in read_queue(path, "--runs")[1]]
+    except SelectError as exc:
+        raise SimError(str(exc)) from None
 
 
 def write_truth_labels(root: str | Path, out: str | Path, fraction: float | None = None,

@@ -45,12 +45,15 @@ Ties (equal scores, to 12 decimals) go to the run id that sorts first.
 from __future__ import annotations
 
 import hashlib
+import json
 import math
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import sqlalchemy as sa
+from pydantic import ValidationError
 
 from judge.errors import JudgeError
 from judge.learn.train import TrainConfig, assign_part, seed_group
@@ -88,6 +91,64 @@ class Candidate:
     classes: tuple[str | None, ...]  # each model's failure class (None: none named)
     attempt_confidence: float
     success_confidence: float
+
+
+def read_picks(path: str | Path, option: str = "--picks") -> tuple[str | None, list[dict]]:
+    """The judge version and the picks of a queue file (the JSON ``rcjudge review next
+    --json`` prints), in its order; each pick is checked to have a run id, named once.
+
+    Raises:
+        SelectError: the file is missing or not that JSON, a pick without a run id, a run
+            id named twice (one line naming ``option``, the file and the pick).
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise SelectError(f"{option} {path}: file not found")
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise SelectError(f"{option} {path}: not valid JSON: {exc}") from None
+    if not isinstance(doc, dict) or not isinstance(doc.get("picks"), list):
+        raise SelectError(f"{option} {path}: expected the JSON of `rcjudge review next --json` "
+                          '(an object with a "picks" list)')
+    seen: dict[str, int] = {}
+    for i, entry in enumerate(doc["picks"]):
+        run_id = entry.get("run_id") if isinstance(entry, dict) else None
+        if not isinstance(run_id, str) or not run_id:
+            raise SelectError(f"{option} {path}: picks[{i}].run_id: expected a run id, got "
+                              f"{run_id!r}")
+        if run_id in seen:
+            raise SelectError(f"{option} {path}: picks[{i}].run_id {run_id!r} repeats "
+                              f"picks[{seen[run_id]}]")
+        seen[run_id] = i
+    version = doc.get("judge_version")
+    return (version if isinstance(version, str) and version else None), doc["picks"]
+
+
+def picked_reviews(path: str | Path, option: str = "--picks") -> dict[str, Review]:
+    """run id -> the ``review_labels`` row of each pick in a queue file, so that labels
+    made outside the page for those runs (``labels import --picks``) say which queue
+    picked them.
+
+    Raises:
+        SelectError: as :func:`read_picks`; also a file without its ``judge_version``, or a
+            pick whose rank, score, strategy or reason is missing or wrong (named).
+    """
+    version, picks = read_picks(path, option)
+    if version is None:
+        raise SelectError(f"{option} {path}: judge_version: expected the version whose queue "
+                          "picked the runs")
+    out: dict[str, Review] = {}
+    for i, p in enumerate(picks):
+        try:
+            out[p["run_id"]] = Review(judge_version=version, strategy=p.get("strategy"),
+                                      rank=p.get("rank"), score=p.get("score"),
+                                      reason=p.get("reason"))
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            field = ".".join(str(x) for x in err["loc"])
+            raise SelectError(f"{option} {path}: picks[{i}].{field}: {err['msg']}") from None
+    return out
 
 
 def review(pick: Pick, judge_version: str, note: str | None = None) -> Review:

@@ -305,7 +305,8 @@ def test_labels_import_command(db, three_runs, tmp_path, capsys):
         f"{good}: 1 label(s) for 1 run(s): 1 imported, 0 already present\n")
     assert main(["labels", "import", str(good), "--db", db.cli_url, "--json"]) == 0
     assert json.loads(capsys.readouterr().out) == {
-        "file": str(good), "rows": 1, "imported": 0, "already_present": 1, "runs": 1}
+        "file": str(good), "rows": 1, "imported": 0, "already_present": 1, "runs": 1,
+        "from_queue": 0}
     bad = tmp_path / "bad.csv"
     bad.write_text(HEADER + "run-002,1,0,,op-kim,2026-09-16T12:01:00Z\n"
                    + "run-404,1,0,,op-kim,2026-09-16T12:01:00Z\n")

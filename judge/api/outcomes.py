@@ -15,10 +15,12 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import Depends, FastAPI, Header, Path, Query, Request
+from fastapi import Depends, FastAPI, Path, Query, Request
 from fastapi.responses import JSONResponse
 
+from judge.api.common import Caller
 from judge.api.errors import ApiError
+from judge.api.outcome_hooks import register as register_hooks
 from judge.api.protocol import (
     DatasetCreate,
     DatasetCreated,
@@ -26,11 +28,10 @@ from judge.api.protocol import (
     Problem,
     ValidationProblem,
 )
-from judge.api.service import Caller, JudgeService
+from judge.api.service import JudgeService
+from judge.api.wire import PREFIX, build_openapi, key_caller
 from judge.outcomes.labels import OutcomeLabelError, TextError
 from judge.outcomes.store import Forbidden, NotFound, OutcomeError, OutcomeStore
-
-PREFIX = "/api/v1"
 
 
 def _body(model: Any) -> dict[str, Any]:
@@ -52,20 +53,12 @@ Owner = Annotated[str, Path(pattern=_NAME)]
 Slug = Annotated[str, Path(pattern=_NAME)]
 
 
-def _caller(request: Request, authorization: Annotated[str | None, Header()] = None,
-            x_avala_api_key: Annotated[str | None, Header()] = None) -> Caller:
-    service: JudgeService = request.app.state.service
-    if x_avala_api_key and not authorization:
-        authorization = f"Bearer {x_avala_api_key.strip()}"
-    return service.authenticate(authorization)
-
-
-def _reader(request: Request, who: Caller = Depends(_caller)) -> Caller:  # noqa: B008
+def _reader(request: Request, who: Caller = Depends(key_caller)) -> Caller:  # noqa: B008
     JudgeService.require(who, "datasets:read")
     return who
 
 
-def _writer(request: Request, who: Caller = Depends(_caller)) -> Caller:  # noqa: B008
+def _writer(request: Request, who: Caller = Depends(key_caller)) -> Caller:  # noqa: B008
     JudgeService.require(who, "datasets:write")
     return who
 
@@ -104,8 +97,6 @@ def openapi(app: FastAPI) -> dict[str, Any]:
     """The sequence-outcome contract's own OpenAPI 3.1 schema: the routes under ``PREFIX``
     (the Judge API's ``/openapi.json`` keeps its 25 operations)."""
     if getattr(app.state, "outcomes_openapi", None) is None:
-        from judge.api.routes import build_openapi
-
         routes = [r for r in app.routes if getattr(r, "path", "").startswith(PREFIX)
                   and getattr(r, "include_in_schema", False)]
         app.state.outcomes_openapi = build_openapi(
@@ -129,8 +120,6 @@ def openapi(app: FastAPI) -> dict[str, Any]:
 def register(app: FastAPI) -> None:
     """Add the dataset, sequence and outcome-label routes to ``app``, and their schema at
     ``PREFIX/openapi.json``."""
-    from judge.api.outcome_hooks import register as register_hooks
-
     tags = ["sequence outcomes"]
     app.state.outcome_webhooks = register_hooks(app)
 

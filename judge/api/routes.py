@@ -20,7 +20,9 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from judge.api.errors import ApiError, problem
+from judge.api.common import Caller, Reply, iso
+from judge.api.errors import ApiError
+from judge.api.outcomes import register as register_outcomes
 from judge.api.protocol import (
     Attestation,
     AttestationList,
@@ -54,7 +56,8 @@ from judge.api.protocol import (
     WebhookEndpointWithSecret,
     WebhookTestResult,
 )
-from judge.api.service import Caller, JudgeService, Reply, _iso, validate_request
+from judge.api.service import JudgeService, validate_request
+from judge.api.wire import PREFIX, PROBLEM, build_openapi, problem_response
 from judge.outcomes.text import first_bad
 
 MAX_BODY = 64 * 1024  # bytes, every route but the label write
@@ -69,13 +72,6 @@ def body_limit(method: str, path: str) -> int:
     return LABEL_MAX_BODY if method == "PUT" and _LABEL_WRITE.match(path) else MAX_BODY
 MAX_DEPTH = 32
 MAX_DIGITS = 100
-PROBLEM = "application/problem+json"
-
-
-def problem_response(status: int, detail: str, instance: str | None = None,
-                     headers: dict[str, str] | None = None, **extra: Any) -> Response:
-    body = json.dumps(problem(status, detail, instance, **extra), ensure_ascii=False)
-    return Response(body, status_code=status, media_type=PROBLEM, headers=headers)
 
 
 class BadJson(ValueError):
@@ -343,7 +339,7 @@ def create_app(service: JudgeService) -> FastAPI:
     def get_key(who: Auth) -> KeyInfo:
         """The calling key's id, mode and rights_granted."""
         return KeyInfo(key_id=who.key_id, name=who.name, mode=who.mode,
-                       rights_granted=list(who.rights), created_at=_iso(who.created_at))
+                       rights_granted=list(who.rights), created_at=iso(who.created_at))
 
     _404 = {**_ERRORS, 404: {"model": Problem, "description": "Not found for this key"}}
     _W404 = {**_404, **_BODY_ERRORS}
@@ -525,8 +521,6 @@ def create_app(service: JudgeService) -> FastAPI:
     def calibration_disagreement(body: CalibrationDisagreementEvent) -> None:
         """Sent when an operator label disagrees with a judgment of the run."""
 
-    from judge.api.outcomes import register as register_outcomes
-
     register_outcomes(app)
     app.openapi = lambda: openapi(app)
     return app
@@ -537,8 +531,6 @@ def openapi(app: FastAPI) -> dict[str, Any]:
     its own: ``judge.api.outcomes.openapi``)."""
     if app.openapi_schema:
         return app.openapi_schema
-    from judge.api.outcomes import PREFIX
-
     routes = [r for r in app.routes if not getattr(r, "path", "").startswith(PREFIX)]
     spec = build_openapi(app, routes, app.title, app.description, app.webhooks.routes)
     spec.setdefault("components", {})["securitySchemes"] = {
@@ -546,31 +538,3 @@ def openapi(app: FastAPI) -> dict[str, Any]:
     spec["security"] = [{"bearer": []}]
     app.openapi_schema = spec
     return app.openapi_schema
-
-
-def build_openapi(app: FastAPI, routes: list, title: str, description: str,
-                  webhooks: list | None = None) -> dict[str, Any]:
-    """OpenAPI 3.1 of ``routes``, with FastAPI's default 422 shape replaced by
-    :class:`ValidationProblem` and every problem answered as ``application/problem+json``."""
-    from fastapi.openapi.utils import get_openapi
-
-    spec = get_openapi(title=title, version=app.version, openapi_version="3.1.0",
-                       description=description, routes=routes, webhooks=webhooks or [])
-    ref = "#/components/schemas/HTTPValidationError"
-    for section in ("paths", "webhooks"):
-        for ops in spec.get(section, {}).values():
-            for op in ops.values():
-                for resp in op.get("responses", {}).values():
-                    for media in list(resp.get("content", {})):
-                        content = resp["content"][media]
-                        if content.get("schema", {}).get("$ref") == ref:
-                            content["schema"]["$ref"] = "#/components/schemas/ValidationProblem"
-                    if "content" in resp and any(k.startswith("application/json")
-                                                 for k in resp["content"]) and \
-                            resp["content"].get("application/json", {}).get("schema", {}).get(
-                                "$ref") in ("#/components/schemas/Problem",
-                                            "#/components/schemas/ValidationProblem"):
-                        resp["content"] = {PROBLEM: resp["content"]["application/json"]}
-    for name in ("HTTPValidationError", "ValidationError"):
-        spec.get("components", {}).get("schemas", {}).pop(name, None)
-    return spec

@@ -31,7 +31,7 @@ from judge.api.common import Caller, iso
 from judge.api.protocol import Problem, ValidationProblem
 from judge.api.service import JudgeService
 from judge.api.webhooks import OUTCOME_EVENT_TYPES, WebhookMixin
-from judge.api.wire import PREFIX, key_caller
+from judge.api.wire import PREFIX, key_with
 from judge.outcomes.store import OutcomeStore
 from judge.outcomes.targets import EVENT
 
@@ -111,18 +111,9 @@ class QualityTargetCrossedEvent(_M):
     data: QualityTargetCrossedData
 
 
-def _hooks_reader(who: Caller = Depends(key_caller)) -> Caller:  # noqa: B008
-    JudgeService.require(who, "webhooks:read")  # before the body is read (403 first)
-    return who
-
-
-def _hooks_writer(who: Caller = Depends(key_caller)) -> Caller:  # noqa: B008
-    JudgeService.require(who, "webhooks:write")
-    return who
-
-
-Reader = Annotated[Caller, Depends(_hooks_reader)]
-Writer = Annotated[Caller, Depends(_hooks_writer)]
+# the right before the body is read (403 first)
+Reader = Annotated[Caller, Depends(key_with("webhooks:read"))]
+Writer = Annotated[Caller, Depends(key_with("webhooks:write"))]
 
 
 def _out(r: Any, secret: bool = False) -> dict[str, Any]:

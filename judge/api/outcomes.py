@@ -21,6 +21,7 @@ from fastapi.responses import JSONResponse
 from judge.api.common import Caller
 from judge.api.errors import ApiError
 from judge.api.outcome_hooks import register as register_hooks
+from judge.api.outcome_protocol import OutcomeHistory, OutcomeLabel, OutcomeLabelPage
 from judge.api.protocol import (
     DatasetCreate,
     DatasetCreated,
@@ -28,10 +29,17 @@ from judge.api.protocol import (
     Problem,
     ValidationProblem,
 )
-from judge.api.service import JudgeService
-from judge.api.wire import PREFIX, build_openapi, key_caller
+from judge.api.wire import PREFIX, build_openapi, declare_storable_text, key_with
 from judge.outcomes.labels import OutcomeLabelError, TextError
-from judge.outcomes.store import Forbidden, NotFound, OutcomeError, OutcomeStore
+from judge.outcomes.store import (
+    CURSOR_PATTERN,
+    Conflict,
+    Forbidden,
+    NotFound,
+    OutcomeError,
+    OutcomeStore,
+    filter_pattern,
+)
 
 
 def _body(model: Any) -> dict[str, Any]:
@@ -45,26 +53,35 @@ _R = {status: {"model": ValidationProblem if status == 422 else Problem, "descri
     (401, "Missing, malformed, unknown or revoked key"),
     (403, "The key lacks the right, or may only read the dataset"),
     (404, "No such dataset (or not readable by the key), sequence or label"),
+    (409, "The dataset exists already"),
     (413, "Body over the size limit"), (415, "Not application/json"),
-    (422, "A query parameter out of range"))}
+    (422, "A query parameter out of range or unknown; a string that may not be stored"))}
 Filter = Annotated[str | None, Query(max_length=2000)]
+
+
+def _enum_filter(name: str) -> Any:
+    """A list filter's query parameter: one value or a comma list (the schema's pattern is
+    :func:`judge.outcomes.store.parse_filter`'s rule; anything else is its 400)."""
+    return Annotated[str | None, Query(max_length=2000, json_schema_extra={
+        "pattern": filter_pattern(name)})]
+
+
+OutcomeF, MembershipF = _enum_filter("outcome"), _enum_filter("evaluation_membership")
+SourceF, AutonomyF = _enum_filter("source"), _enum_filter("autonomy_level")
+Cursor = Annotated[str | None, Query(max_length=210, json_schema_extra={
+    "pattern": f"^({CURSOR_PATTERN[1:-1]})?$"})]  # empty: the first page
+
+
+def _ok(model: Any, what: str, status: int = 200) -> dict[Any, Any]:
+    """``_R`` and the typed success answer (the route returns the store's document)."""
+    return {**_R, status: {"model": model, "description": what}}
 _NAME = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$"  # judge.outcomes.store.parse_dataset's rule
 Owner = Annotated[str, Path(pattern=_NAME)]
 Slug = Annotated[str, Path(pattern=_NAME)]
 
 
-def _reader(request: Request, who: Caller = Depends(key_caller)) -> Caller:  # noqa: B008
-    JudgeService.require(who, "datasets:read")
-    return who
-
-
-def _writer(request: Request, who: Caller = Depends(key_caller)) -> Caller:  # noqa: B008
-    JudgeService.require(who, "datasets:write")
-    return who
-
-
-Reader = Annotated[Caller, Depends(_reader)]
-Writer = Annotated[Caller, Depends(_writer)]
+Reader = Annotated[Caller, Depends(key_with("datasets:read"))]
+Writer = Annotated[Caller, Depends(key_with("datasets:write"))]
 
 
 def _store(request: Request, who: Caller) -> OutcomeStore:
@@ -79,6 +96,8 @@ def _call(fn, *args: Any, **kwargs: Any) -> Any:
         raise ApiError(404, str(exc)) from None
     except Forbidden as exc:
         raise ApiError(403, str(exc)) from None
+    except Conflict as exc:
+        raise ApiError(409, str(exc)) from None
     except TextError as exc:
         raise ApiError(422, str(exc)) from None
     except (OutcomeLabelError, OutcomeError) as exc:
@@ -110,6 +129,7 @@ def openapi(app: FastAPI) -> dict[str, Any]:
                 body = op.get("requestBody", {}).get("content", {}).get("application/json")
                 if body:
                     schemas.update(body["schema"].pop("$defs", {}))
+        declare_storable_text(spec)
         spec["components"]["securitySchemes"] = {
             "bearer": {"type": "http", "scheme": "bearer"},
             "avalaApiKey": {"type": "apiKey", "in": "header", "name": "X-Avala-Api-Key"}}
@@ -153,14 +173,16 @@ def register(app: FastAPI) -> None:
 
     base = f"{PREFIX}/datasets/{{owner}}/{{slug}}"
 
-    @app.get(f"{base}/sequences/{{sequence_uid}}/outcome/", tags=tags, responses=_R)
+    @app.get(f"{base}/sequences/{{sequence_uid}}/outcome/", tags=tags, response_model=None,
+             responses=_ok(OutcomeLabel, "The current label"))
     def get_outcome(owner: Owner, slug: Slug, sequence_uid: str, request: Request,
                     who: Reader) -> dict[str, Any]:
         """The sequence's current label; 404 when it has none."""
         return _call(_store(request, who).get_label, f"{owner}/{slug}", sequence_uid,
                      key_id=who.key_id)
 
-    @app.put(f"{base}/sequences/{{sequence_uid}}/outcome/", tags=tags, responses=_R,
+    @app.put(f"{base}/sequences/{{sequence_uid}}/outcome/", tags=tags, response_model=None,
+             responses=_ok(OutcomeLabel, "The new current label"),
              openapi_extra=_body(OutcomeLabelWrite))
     def put_outcome(owner: Owner, slug: Slug, sequence_uid: str, request: Request,
                     who: Writer) -> dict[str, Any]:
@@ -169,18 +191,20 @@ def register(app: FastAPI) -> None:
         return _call(_store(request, who).put_label, f"{owner}/{slug}", sequence_uid, doc,
                      key_id=who.key_id)
 
-    @app.get(f"{base}/sequences/{{sequence_uid}}/outcome/history/", tags=tags, responses=_R)
+    @app.get(f"{base}/sequences/{{sequence_uid}}/outcome/history/", tags=tags,
+             response_model=None, responses=_ok(OutcomeHistory, "Every version, newest first"))
     def outcome_history(owner: Owner, slug: Slug, sequence_uid: str, request: Request,
                         who: Reader) -> list[dict[str, Any]]:
         """Every version of the label, newest first (a plain array)."""
         return _call(_store(request, who).history, f"{owner}/{slug}", sequence_uid,
                      key_id=who.key_id)
 
-    @app.get(f"{base}/sequence-outcomes/", tags=tags, responses=_R)
+    @app.get(f"{base}/sequence-outcomes/", tags=tags, response_model=None,
+             responses=_ok(OutcomeLabelPage, "A page of current labels"))
     def list_outcomes(owner: Owner, slug: Slug, request: Request, who: Reader,
-                      outcome: Filter = None, evaluation_membership: Filter = None,
-                      source: Filter = None, autonomy_level: Filter = None,
-                      model_version: Filter = None, cursor: Filter = None,
+                      outcome: OutcomeF = None, evaluation_membership: MembershipF = None,
+                      source: SourceF = None, autonomy_level: AutonomyF = None,
+                      model_version: Filter = None, cursor: Cursor = None,
                       limit: Annotated[int, Query(ge=1, le=100)] = 100) -> dict[str, Any]:
         """Current labels of the dataset, by sequence uid, at most 100 a page."""
         page = _call(_store(request, who).list_labels, f"{owner}/{slug}", key_id=who.key_id,
@@ -191,8 +215,8 @@ def register(app: FastAPI) -> None:
 
     @app.get(f"{base}/sequences/", tags=tags, responses=_R)
     def list_sequences(owner: Owner, slug: Slug, request: Request, who: Reader,
-                       outcome: Filter = None, evaluation_membership: Filter = None,
-                       cursor: Filter = None,
+                       outcome: OutcomeF = None, evaluation_membership: MembershipF = None,
+                       cursor: Cursor = None,
                        limit: Annotated[int, Query(ge=1, le=100)] = 100) -> dict[str, Any]:
         """The dataset's sequences, filtered by their current label when a filter is given."""
         page = _call(_store(request, who).list_sequences, f"{owner}/{slug}",

@@ -40,6 +40,15 @@ class Body(_Shape):
                                      "(required by intake).")
 
 
+class BodyRequest(Body):
+    """The robot body as a judgment request sends it: ``dof`` and ``mount_h_mm`` are two of
+    the 11 attribution fields intake requires (configs/attribution.yaml), so neither may
+    be null or missing (a 422 names every missing field)."""
+
+    dof: int = Field(ge=0, description="Degrees of freedom of arm + hand.")
+    mount_h_mm: float = Field(description="Mount height in millimetres.")
+
+
 class Task(_Shape):
     """The task: its catalog id and tier."""
 
@@ -78,6 +87,7 @@ class Env(RootModel[dict[str, EnvValue]]):
 class JudgmentRequest(Attribution):
     """``POST /v1/judgments`` body: the bundle by URI, its attribution, the judge version."""
 
+    body: BodyRequest
     bundle_uri: str = Field(min_length=1, max_length=2048,
                             description="Bundle folder: local path or fsspec URI.")
     judge: str = Field("rc-judge-v1", min_length=1, max_length=200,

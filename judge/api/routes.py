@@ -57,7 +57,15 @@ from judge.api.protocol import (
     WebhookTestResult,
 )
 from judge.api.service import JudgeService, validate_request
-from judge.api.wire import PREFIX, PROBLEM, build_openapi, problem_response
+from judge.api.wire import (
+    PREFIX,
+    PROBLEM,
+    build_openapi,
+    declare_storable_text,
+    problem_response,
+    refuse_unknown_query,
+)
+from judge.ensemble.taxonomy import load_taxonomy
 from judge.outcomes.text import first_bad
 
 MAX_BODY = 64 * 1024  # bytes, every route but the label write
@@ -84,6 +92,10 @@ class BadText(BadJson):
     """A string of the body may not be stored (lone surrogate, NUL): 422 naming the field."""
 
     status = 422
+
+    def __init__(self, field: str, reason: str) -> None:
+        self.field, self.reason = field, reason
+        super().__init__(f"{field}: {reason}")
 
 
 def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -143,7 +155,7 @@ def parse_json(raw: bytes) -> Any:
         raise BadJson(f"JSON nested deeper than {MAX_DEPTH} levels")
     bad = first_bad(doc)
     if bad:
-        raise BadText(f"{bad[0]}: {bad[1]}")
+        raise BadText(*bad)
     return doc
 
 
@@ -160,8 +172,8 @@ class BodyGuard:
         limit = body_limit(scope.get("method", ""), path) if self.max_body == MAX_BODY \
             else self.max_body
 
-        async def refuse(status: int, detail: str) -> None:
-            await problem_response(status, detail, path)(scope, receive, send)
+        async def refuse(status: int, detail: str, **extra: Any) -> None:
+            await problem_response(status, detail, path, **extra)(scope, receive, send)
 
         headers = {k.decode("latin-1").lower(): v.decode("latin-1")
                    for k, v in scope.get("headers", [])}
@@ -192,6 +204,9 @@ class BodyGuard:
                                     "send application/json")
             try:
                 doc = parse_json(raw)
+            except BadText as exc:
+                return await refuse(422, str(exc), invalid_params=[
+                    {"name": exc.field, "reason": exc.reason}])
             except BadJson as exc:
                 return await refuse(exc.status, str(exc))
             scope.setdefault("state", {})["json"] = doc
@@ -229,16 +244,28 @@ def caller(request: Request,
 Auth = Annotated[Caller, Depends(caller)]
 
 
-def need(right: str) -> list[Any]:
-    """A route's right, checked before its body or parameters are validated (403)."""
+def need(right: str | None) -> list[Any]:
+    """A route's right, checked before its body or parameters are validated (403); then
+    no query parameter the route does not declare (422). ``None``: any valid key."""
 
     def check(request: Request, who: Caller = Depends(caller)) -> None:  # noqa: B008
-        request.app.state.service.require(who, right)
+        if right is not None:
+            request.app.state.service.require(who, right)
+        refuse_unknown_query(request)
 
     return [Depends(check)]
 
 Id = Annotated[str, Path(min_length=1, max_length=200)]
 Cursor = Annotated[str | None, Query(max_length=200)]
+Filter = Cursor
+# the rules the service checks itself (its messages name them), declared in the schema
+UsageCursor = Annotated[str | None, Query(max_length=200, json_schema_extra={
+    "pattern": r"^us_[0-9]{1,18}$"})]
+JudgmentCursor = Annotated[str | None, Query(max_length=200, json_schema_extra={
+    "pattern": r"^(jd_[0-9]{1,18})?$"})]  # empty: the first page
+#: ``Idempotency-Key``: 1-255 printable ASCII characters (``JudgeService.submit``).
+IdempotencyKey = Annotated[str | None, Header(json_schema_extra={
+    "pattern": r"^[!-~]([ -~]{0,253}[!-~])?$"})]
 Limit = Annotated[int, Query(ge=1, le=100)]
 
 
@@ -314,7 +341,7 @@ def create_app(service: JudgeService) -> FastAPI:
                          409: {"model": Problem,
                                "description": "The first request with this key is in flight"}})
     def post_judgment(body: JudgmentRequest, request: Request, who: Auth,
-                      idempotency_key: Annotated[str | None, Header()] = None,
+                      idempotency_key: IdempotencyKey = None,
                       prefer: Annotated[str | None, Header()] = None) -> Response:
         """Judge one run: intake, frames, three models, vote, ledgers, metering."""
         doc = request.scope.get("state", {}).get("json")
@@ -331,11 +358,12 @@ def create_app(service: JudgeService) -> FastAPI:
     @app.get("/v1/usage", dependencies=need("usage:read"),
              response_model=Usage, tags=["metering"],
              responses={**_ERRORS, 422: _BODY_ERRORS[422]})
-    def get_usage(who: Auth, cursor: Cursor = None, limit: Limit = 50) -> dict:
+    def get_usage(who: Auth, cursor: UsageCursor = None, limit: Limit = 50) -> dict:
         """The calling key's judged calls, their exact sum, and a page of the charges."""
         return service.usage(who, cursor, limit)
 
-    @app.get("/v1/keys/me", response_model=KeyInfo, tags=["keys"], responses=_ERRORS)
+    @app.get("/v1/keys/me", dependencies=need(None), response_model=KeyInfo, tags=["keys"],
+             responses=_ERRORS)
     def get_key(who: Auth) -> KeyInfo:
         """The calling key's id, mode and rights_granted."""
         return KeyInfo(key_id=who.key_id, name=who.name, mode=who.mode,
@@ -347,7 +375,7 @@ def create_app(service: JudgeService) -> FastAPI:
     @app.get("/v1/judgments", dependencies=need("judgments:read"),
              response_model=JudgmentList, tags=["judgments"],
              responses={**_ERRORS, 404: _404[404], 422: _BODY_ERRORS[422]})
-    def list_judgments(who: Auth, cursor: Cursor = None, limit: Limit = 50) -> dict:
+    def list_judgments(who: Auth, cursor: JudgmentCursor = None, limit: Limit = 50) -> dict:
         """The key's judgments, newest first."""
         return service.list_judgments(who, cursor, limit)
 
@@ -391,7 +419,7 @@ def create_app(service: JudgeService) -> FastAPI:
     @app.get("/v1/calibration-set", dependencies=need("labels:read"),
              response_model=CalibrationSet, tags=["labels"],
              responses={**_ERRORS, 422: _BODY_ERRORS[422]})
-    def calibration_set(who: Auth, judge_version: Cursor = None) -> dict:
+    def calibration_set(who: Auth, judge_version: Filter = None) -> dict:
         """The key's judgments that disagree with their run's current label."""
         return service.calibration_set(who, judge_version)
 
@@ -435,9 +463,9 @@ def create_app(service: JudgeService) -> FastAPI:
     @app.get("/v1/coefficients", dependencies=need("coefficients:read"),
              response_model=CoefficientsTable, tags=["coefficients"],
              responses={**_ERRORS, 422: _BODY_ERRORS[422]})
-    def coefficients(who: Auth, policy: Cursor = None, body: Cursor = None,
-                     task_family: Cursor = None, tier: Cursor = None,
-                     judge_version: Cursor = None) -> dict:
+    def coefficients(who: Auth, policy: Filter = None, body: Filter = None,
+                     task_family: Filter = None, tier: Filter = None,
+                     judge_version: Filter = None) -> dict:
         """The public coefficients table; a cell with n < 40 shows ``insufficient``.
 
         Filters return every published cell covering the values; on tier B a too narrow
@@ -533,6 +561,11 @@ def openapi(app: FastAPI) -> dict[str, Any]:
         return app.openapi_schema
     routes = [r for r in app.routes if not getattr(r, "path", "").startswith(PREFIX)]
     spec = build_openapi(app, routes, app.title, app.description, app.webhooks.routes)
+    declare_storable_text(spec)
+    # the service checks failure_class against the taxonomy: the schema lists it
+    label = spec["components"]["schemas"]["LabelRequest"]["properties"]["failure_class"]
+    label["anyOf"] = [{"type": "string", "enum": sorted(load_taxonomy().classes)},
+                      {"type": "null"}]
     spec.setdefault("components", {})["securitySchemes"] = {
         "bearer": {"type": "http", "scheme": "bearer"}}
     spec["security"] = [{"bearer": []}]

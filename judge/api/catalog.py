@@ -156,6 +156,9 @@ class CatalogMixin:
         except ValueError:
             raise ApiError(422, f"labeled_at {req.labeled_at!r}: not an ISO 8601 time",
                            param="labeled_at") from None
+        except OverflowError:  # the offset moves it out of years 1..9999
+            raise ApiError(422, f"labeled_at {req.labeled_at!r}: outside years 1-9999 in UTC",
+                           param="labeled_at") from None
         mode = self.modes[caller.mode]
         with mode.engine.connect() as conn:
             self._owned_run(conn, caller, run_id)

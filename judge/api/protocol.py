@@ -291,7 +291,9 @@ class LabelRequest(_Out):
     failure_class: str | None = Field(None, max_length=200,
                                       description="Taxonomy class; null when not given.")
     labeled_by: str = Field(min_length=1, max_length=200)
-    labeled_at: str | None = Field(None, description="ISO 8601; now when null.")
+    labeled_at: str | None = Field(None, description="RFC 3339 date-time (UTC when it has "
+                                   "no offset); now when null.",
+                                   json_schema_extra={"format": "date-time"})
 
 
 class LabelResponse(_Out):

@@ -138,3 +138,15 @@ def test_creating_an_existing_dataset_is_a_409(client, live_key):
         == 201
     r = client.post("/api/v1/datasets/", json=doc, headers=bearer(live_key))
     assert (r.status_code, r.json()["detail"]) == (409, "dataset lab/twice: already exists")
+
+
+def test_a_labeled_at_its_offset_moves_out_of_range_is_a_422_not_a_500(client, live_key):
+    doc = {"attempt": True, "success": False, "labeled_by": "op",
+           "labeled_at": "0001-01-01T00:00:00+23:59"}
+    r = client.post("/v1/runs/run_x/labels", json=doc, headers=bearer(live_key))
+    assert (r.status_code, r.json()["invalid_params"]) == (422, [{
+        "name": "labeled_at",
+        "reason": "labeled_at '0001-01-01T00:00:00+23:59': outside years 1-9999 in UTC"}])
+    spec = client.get("/openapi.json").json()
+    assert spec["components"]["schemas"]["LabelRequest"]["properties"]["labeled_at"][
+        "format"] == "date-time"

@@ -123,6 +123,24 @@ test-lerobot: $(LEROBOT_VENV)/.installed $(VENV)/.installed
 	RCJUDGE_LEROBOT_DATASET=$(abspath $(LEROBOT_OUT)) $(PY) -m pytest -q \
 	  tests/integration/test_lerobot_package.py
 
+# The Avala SDK tier: the public Avala Python SDK (PyPI `avala`, versions in
+# constraints/avala.txt) in its own environment, unchanged, as the client of a real server
+# on loopback that the main environment's test starts (docs/api.md, "The public Avala SDK").
+AVALA_VENV ?= .venv-avala
+AVALA_PY   := $(AVALA_VENV)/bin/python
+
+$(AVALA_VENV)/.installed: constraints/avala.txt
+	@set -e; start=$$(date +%s); rm -rf $(AVALA_VENV); $(PYTHON) -m venv $(AVALA_VENV); \
+	$(AVALA_PY) -m pip --disable-pip-version-check -q install -r constraints/avala.txt \
+	  > $(AVALA_VENV)/install.log 2>&1 || { tail -40 $(AVALA_VENV)/install.log; exit 1; }; \
+	echo "avala environment installed in $$(( $$(date +%s) - start )) s ($(AVALA_VENV))"
+	touch $@
+
+.PHONY: test-avala
+test-avala: $(AVALA_VENV)/.installed $(VENV)/.installed-dev
+	@start=$$(date +%s); RCJUDGE_AVALA_PYTHON=$(abspath $(AVALA_PY)) $(PY) -m pytest -q \
+	  -m avala tests/avala && echo "avala tier: tests took $$(( $$(date +%s) - start )) s"
+
 bench: $(VENV)/.installed
 	$(PY) -m bench.frames
 	$(PY) -m bench.intake

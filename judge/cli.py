@@ -20,6 +20,8 @@ from rcjudge.errors import RcjudgeError
 #: ``models.tiny.PROFILES``' names, spelt out so parsing the arguments imports no model code
 #: (numpy); ``tests/unit/test_imports.py`` holds them equal.
 TINY_PROFILES = ("plumbing", "vision", "vision-224")
+#: ``judge.learn.select.STRATEGIES``, spelt out for the same reason (tests/unit/test_imports.py).
+REVIEW_STRATEGIES = ("committee", "uncertainty", "random", "coverage")
 
 
 def _emit(obj: Any, as_json: bool, text: Callable[[Any], str]) -> None:
@@ -76,7 +78,8 @@ def _cmd_bundle_create(args: argparse.Namespace) -> int:
 
 
 def _cmd_explain(args: argparse.Namespace) -> int:
-    from judge.explain import ExplainError, explain, explain_runs, read_run_ids
+    from judge.explain import explain, explain_runs, read_run_ids
+    from judge.explain_evidence import ExplainError
 
     if args.out_dir:
         if args.out or args.mcap or args.rrd:
@@ -105,11 +108,56 @@ def _cmd_import_lerobot(args: argparse.Namespace) -> int:
     from judge.bundle.transcode import EncodeOptions
 
     encode = _usage(lambda: EncodeOptions(keyframe_s=args.keyframe_s, crf=args.crf))
-    rows = import_lerobot(args.dataset, args.out, args.mapping, args.episodes,
-                          args.pad_cameras, encode, progress=True)
+    imported = import_lerobot(args.dataset, args.out, args.mapping, args.episodes,
+                              args.pad_cameras, encode, progress=True)
+    for f in imported.failed:  # one line each: episode, file, cause
+        print(f"rcjudge: error: episode {f.episode_index}: {f.message}", file=sys.stderr)
+    if imported.bundles or args.json:
+        _emit(imported.bundles, args.json, lambda rs: "\n".join(
+            f"episode {r['episode_index']}: {r['bundle']} ({r['task_id']})" for r in rs))
+    return 1 if imported.failed else 0
+
+
+def _cmd_import_rosbag(args: argparse.Namespace) -> int:
+    from judge.bundle.rosbag import import_bag, list_bag
+    from judge.bundle.transcode import EncodeOptions
+
+    if args.list:
+        reports = [list_bag(b) for b in args.bags]
+        _emit(reports if len(reports) > 1 else reports[0], args.json, lambda r: "\n\n".join(
+            _format_bag_list(x) for x in (r if isinstance(r, list) else [r])))
+        return 0
+    if not args.mapping or not args.out:
+        raise JudgeError("rcjudge import rosbag: give --mapping FILE and --out DIR (or --list)")
+    encode = _usage(lambda: EncodeOptions(keyframe_s=args.keyframe_s, crf=args.crf))
+    rows = []
+    for bag in args.bags:
+        done = import_bag(bag, args.mapping, args.out, args.episodes, progress=True,
+                          encode=encode)
+        for r in done:
+            for line in r["notes"]:
+                print(f"rcjudge: note: {r['bundle']}: {line}", file=sys.stderr)
+        rows += done
     _emit(rows, args.json, lambda rs: "\n".join(
-        f"episode {r['episode_index']}: {r['bundle']} ({r['task_id']})" for r in rs))
+        f"{r['bag']} episode {r['episode']}: {r['bundle']} ("
+        + ", ".join(f"{n} {c['frames']} frames {c['mode']}" for n, c in r["cameras"].items())
+        + ")" for r in rs))
     return 0
+
+
+def _format_bag_list(r: dict) -> str:
+    lines = [f"{r['bag']}: {r['storage']}, {r['duration_s']} s, {len(r['topics'])} topics"]
+    width = max([len(t["topic"]) for t in r["topics"]] + [5])
+    tw = max([len(t["type"]) for t in r["topics"]] + [4])
+    lines.append(f"  {'topic':<{width}}  {'type':<{tw}}  {'count':>7}  {'rate_hz':>8}")
+    for t in r["topics"]:
+        lines.append(f"  {t['topic']:<{width}}  {t['type']:<{tw}}  {t['count']:>7}  "
+                     f"{t['rate_hz']:>8}")
+    if r["custom_data"]:
+        lines.append("  custom_data: " + ", ".join(f"{k}={v}" for k, v in
+                                                     sorted(r["custom_data"].items())))
+    lines += ["", "# starter mapping:", r["mapping_yaml"].rstrip()]
+    return "\n".join(lines)
 
 
 def _bundle_error(uri: str, exc: Exception, progress: bool) -> None:
@@ -193,9 +241,26 @@ def check_report_path(path: str, flag: str = "--report") -> None:
         raise BatchError(f"{flag} {path}: cannot be written: {parent} is not writable")
 
 
+def _bag_source(args: argparse.Namespace) -> tuple[list[str], Any]:
+    """``--mapping``: the bags of SOURCE and the cache they are imported into, the mapping
+    checked first (a bad one refuses the batch, exit 2, before anything starts)."""
+    from judge.batch.bags import bag_cache, check_bundles_dir, resolve_bags
+    from judge.batch.run import BatchError
+    from judge.bundle.rosbag.mapping import RosbagError, load_mapping
+    from rcjudge.home import home
+
+    try:
+        load_mapping(args.mapping)
+    except RosbagError as exc:
+        raise BatchError(f"--mapping {exc}") from None
+    root = args.bundles_dir or str(home() / "bag-bundles")
+    check_bundles_dir(root)
+    return resolve_bags(args.source), bag_cache(root, args.mapping)
+
+
 def _cmd_batch(args: argparse.Namespace) -> int:
     from judge.batch.plan import check_overrides, parse_per_model
-    from judge.batch.run import check_max_in_flight, run_batch
+    from judge.batch.run import BatchError, check_max_in_flight, run_batch
     from judge.batch.sources import resolve_sources
     from judge.ensemble.version import load_judge_version
     from judge.ledgers.store import Ledger
@@ -207,7 +272,13 @@ def _cmd_batch(args: argparse.Namespace) -> int:
     batch_size = parse_per_model(args.batch_size, "--batch-size")
     if args.report:
         check_report_path(args.report)
-    uris = resolve_sources(args.source)
+    bags = how = None
+    if args.mapping:
+        uris, bags, how = [], *_bag_source(args)
+    else:
+        if args.bundles_dir:
+            raise BatchError("--bundles-dir: where bags' bundles go; it needs --mapping")
+        uris = resolve_sources(args.source)
     version = load_judge_version(args.judge)
     check_overrides(version, replicas, "--replicas")
     check_overrides(version, batch_size, "--batch-size")
@@ -219,8 +290,12 @@ def _cmd_batch(args: argparse.Namespace) -> int:
             OutcomeStore(ledger.engine).dataset(args.dataset)  # refused before judging
         summary = run_batch(uris, version, ledger, ray_address=args.ray_address,
                             max_in_flight=args.max_in_flight, progress=True,
-                            replicas=replicas, batch_size=batch_size)
+                            replicas=replicas, batch_size=batch_size, bags=bags, bag_import=how)
         if args.dataset:
+            if bags is not None:
+                from judge.batch.bags import cached_bundles
+
+                uris = [u for b in bags for u in cached_bundles(b, how) or []]
             summary_labels = _label_batch(ledger, args.dataset, uris, version.name)
     out = summary.as_dict()
     if args.dataset:
@@ -266,6 +341,11 @@ def format_summary(s: dict) -> str:
         lines.append(f"dataset {d['name']}: {d['sequences']} sequence(s), "
                      f"{d['labels_written']} model label(s) written, "
                      f"{d['labels_unchanged']} already there")
+    if "bags" in s:
+        b = s["bags"]
+        lines.append(f"bags: {b['bags']} ({b['imported']} imported now, {b['cached']} from the "
+                     f"cache, {b['failed']} failed) into {b['bundles']} bundle(s) in "
+                     f"{b['bundles_dir']}")
     lines += [f"  failed {f['uri']}: {f['error']}: {f['message'].splitlines()[0]}"
               for f in s["failures"]]
     return "\n".join(lines)
@@ -446,6 +526,46 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_review_next(args: argparse.Namespace) -> int:
+    from dataclasses import asdict
+
+    from judge.learn.select import next_runs
+    from judge.ledgers.store import Ledger
+
+    with Ledger.open(args.db) as ledger:
+        picks = next_runs(ledger, args.judge, n=args.n, strategy=args.strategy, seed=args.seed,
+                          split_seed=args.split_seed, test_fraction=args.test_fraction)
+    out = {"judge_version": args.judge, "strategy": args.strategy,
+           "picks": [asdict(p) for p in picks]}
+    _emit(out, args.json, lambda o: "\n".join(
+        [f"{len(picks)} run(s) of {args.judge} to label next ({args.strategy}):"
+         if picks else f"no unlabelled run of {args.judge} outside the test part"]
+        + [f"{p.rank:>4}  {p.run_id}  {p.score:.4f}  {p.reason}" for p in picks]))
+    return 0
+
+
+def _format_review_stats(s: dict[str, Any]) -> str:
+    lines = [f"{s['labels']} label(s) of {s['runs']} run(s)"]
+    for title, key in (("strategy", "by_strategy"), ("task", "by_task"),
+                       ("labeled_by", "by_labeller")):
+        lines.append(f"per {title}:")
+        for e in s[key]:
+            wrong = (f", the picking version's success answer wrong on {e['judge_wrong']}"
+                     if "judge_wrong" in e and e[title] != "unqueued" else "")
+            lines.append(f"  {e[title]:<28} {e['labels']:>5} label(s), {e['runs']} run(s){wrong}")
+    return "\n".join(lines)
+
+
+def _cmd_review_stats(args: argparse.Namespace) -> int:
+    from judge.ledgers.review import review_stats
+    from judge.ledgers.store import Ledger
+
+    with Ledger.open(args.db) as ledger:
+        stats = review_stats(ledger)
+    _emit(stats, args.json, _format_review_stats)
+    return 0
+
+
 def _cmd_build_tiny(args: argparse.Namespace) -> int:
     from models.tiny import FOLDERS, build_tiny
     from rcjudge.home import models_dir
@@ -563,6 +683,20 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--crf", type=int, default=18)
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=_cmd_import_lerobot, input_exit=1)
+    p = imp.add_parser("rosbag", help="each episode of a ROS 2 (MCAP, SQLite) or ROS 1 bag "
+                       "-> a bundle")
+    p.add_argument("bags", nargs="+", metavar="BAG",
+                   help="a ROS 2 bag folder (metadata.yaml), a .mcap or a ROS 1 .bag")
+    p.add_argument("--list", action="store_true",
+                   help="print the bag's topics, types, counts and rates, and a starter mapping")
+    p.add_argument("--mapping", metavar="FILE.yaml",
+                   help="topic -> role, attribution, episode cuts (docs/rosbag.md)")
+    p.add_argument("--out", help="folder the bundles go into")
+    p.add_argument("--episodes", help="e.g. 0,3-9 (default: all)")
+    p.add_argument("--keyframe-s", type=float, default=0.5)
+    p.add_argument("--crf", type=int, default=18)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=_cmd_import_rosbag)  # a bad bag exits 2 (docs/rosbag.md)
 
     p = sub.add_parser("explain", help="one HTML page: frames, signals, contacts and every "
                        "model's answers behind a judgment")
@@ -592,7 +726,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=_cmd_judge, input_exit=1)
 
     p = sub.add_parser("batch", help="judge many bundles on Ray into the ledgers (resumable)")
-    p.add_argument("source", help="a folder of bundles, a glob, or a list file of bundle URIs")
+    p.add_argument("source", help="a folder of bundles, a glob, or a list file of bundle URIs; "
+                   "with --mapping a folder of ROS bags, a bag, or a list file of bags")
+    p.add_argument("--mapping", metavar="FILE", help="SOURCE holds ROS bags: each is imported "
+                   "with this mapping (docs/rosbag.md) by the prepare workers, then judged")
+    p.add_argument("--bundles-dir", metavar="DIR", help="with --mapping: where the bags' "
+                   "bundles are written, cached by bag content (default "
+                   "RCJUDGE_HOME/bag-bundles)")
     p.add_argument("--judge", required=True, metavar="VERSION", help="judge version")
     p.add_argument("--ray-address", metavar="ADDR", help="join this Ray cluster (default: local)")
     p.add_argument("--db", metavar="URL", help=DB_HELP)
@@ -718,6 +858,37 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=int, default=0, metavar="S", help="seed of the resamples")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=_cmd_eval)
+
+    review = sub.add_parser("review", help="the review queue: which runs to label next, "
+                            "and the labels made from it (docs/judge-quality.md)"
+                            ).add_subparsers(dest="review_command", required=True,
+                                             metavar="COMMAND")
+    p = review.add_parser("next", help="the unlabelled runs to label next, best first, each "
+                          "with the reason it was picked")
+    p.add_argument("--judge", required=True, metavar="VERSION",
+                   help="the judge version whose judgments rank the runs")
+    p.add_argument("--n", type=int, default=20, help="how many runs (default 20)")
+    p.add_argument("--strategy", default="committee",
+                   choices=REVIEW_STRATEGIES,
+                   help="committee: the three models disagree (default); uncertainty: low "
+                   "reported confidence; random: seeded; coverage: tasks, policies, bodies "
+                   "with few labels first")
+    p.add_argument("--seed", type=int, default=0, help="seed of --strategy random")
+    p.add_argument("--split-seed", type=int, default=0, metavar="S",
+                   help="the --split-seed `rcjudge train` will use: runs of its test part are "
+                   "never picked (default 0, train's default)")
+    p.add_argument("--test-fraction", type=float, default=0.2, metavar="F",
+                   help="the --test-fraction `rcjudge train` will use (default 0.2)")
+    p.add_argument("--db", metavar="URL", help=DB_HELP)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=_cmd_review_next)
+    p = review.add_parser("stats", help="labels per strategy, per task and per labeller")
+    p.add_argument("--db", metavar="URL", help=DB_HELP)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=_cmd_review_stats)
+    from judge.review.cli import register_serve
+
+    register_serve(review)  # rcjudge review serve (the page alone)
 
     models = sub.add_parser("models", help="model tools").add_subparsers(
         dest="models_command", required=True, metavar="COMMAND")

@@ -2,7 +2,7 @@
 
 ``rcjudge explain BUNDLE|RUN_ID`` (``docs/explain.md``). The page is rebuilt from the
 bundle exactly as judging reads it — intake, streams, contacts, sampled timestamps,
-decoded frames (``judge.bundle``), the images the questions show
+decoded frames (:func:`judge.explain_evidence.gather`), the images the questions show
 (:func:`judge.ensemble.prompts.question_indices`) — next to a :class:`Judgment`: one just
 made, or one read from the ledger. Plots are inline SVG, images inline JPEG (base64):
 the file opens anywhere, offline, with no script.
@@ -15,30 +15,19 @@ import html
 import io
 import os
 import tempfile
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
 from PIL import Image
 
-from judge.bundle.contacts import ContactEvent
-from judge.bundle.decode import decode_frames, load_streams
-from judge.bundle.intake import intake
-from judge.bundle.sample import plan_targets
-from judge.bundle.streams import Signals
 from judge.ensemble.judgment import Judgment
-from judge.ensemble.prompts import instruction_for, question_indices
 from judge.ensemble.version import JudgeVersion
-from judge.errors import JudgeError
+from judge.explain_evidence import Evidence, ExplainError, gather
 
 if TYPE_CHECKING:
     from judge.ledgers.records import Run
     from judge.ledgers.store import Ledger
-
-
-class ExplainError(JudgeError, ValueError):
-    """``rcjudge explain`` cannot find what to explain."""
 
 
 THUMB_W = 240  # px, the widest a frame is drawn
@@ -46,57 +35,10 @@ KIND_COLOUR = {"grasp": "#1a7f37", "release": "#0969da", "slip": "#cf222e",
                "miss": "#9a6700", "impact": "#8250df"}
 
 
-@dataclass(frozen=True)
-class Evidence:
-    """What judging a bundle reads, before any model: the page's left-hand side."""
-
-    run_id: str
-    bundle_uri: str
-    bundle_hash: str
-    task_id: str
-    instruction: str
-    duration_s: float
-    start_ns: int  # the bundle's t = 0 (its first message), ns since the epoch
-    signals: Signals
-    contacts: list[ContactEvent]
-    windows: list[tuple[float, float]]  # dense sampling windows, merged, seconds
-    targets: np.ndarray  # (T,) sampled timestamps
-    shown: np.ndarray  # (K,) indices into targets that the questions show
-    cameras: tuple[str, ...]
-    images: np.ndarray  # (n_cams, T, H, W, 3) uint8
-    timestamps: np.ndarray  # (n_cams, T) the decoded frames' own times
-
-
-def gather(uri: str, version: JudgeVersion, run_id: str | None = None) -> Evidence:
-    """Intake, streams, contacts, sampling and frames of ``uri``, as ``version`` judges."""
-    bundle = intake(uri)
-    streams = load_streams(bundle)
-    sampling = version.sampling_settings()
-    contacts, targets = plan_targets(streams, sampling)
-    frames = decode_frames(streams.videos, targets)
-    half = sampling.sample.dense_half_window_s
-    windows: list[tuple[float, float]] = []
-    for c in sorted(contacts, key=lambda c: c.t):
-        a, b = max(0.0, c.t - half), min(streams.duration_s, c.t + half)
-        if windows and a <= windows[-1][1]:
-            windows[-1] = (windows[-1][0], max(windows[-1][1], b))
-        else:
-            windows.append((a, b))
-    name = run_id or bundle.root.rstrip("/").rsplit("/", 1)[-1]
-    return Evidence(run_id=name, bundle_uri=bundle.uri, bundle_hash=bundle.bundle_hash,
-                    task_id=bundle.attribution.task.id,
-                    instruction=instruction_for(bundle.attribution.task.id),
-                    duration_s=streams.duration_s, start_ns=streams.start_ns,
-                    signals=streams.signals, contacts=contacts,
-                    windows=windows, targets=targets,
-                    shown=question_indices(len(targets), version), cameras=frames.cameras,
-                    images=frames.images, timestamps=frames.timestamps)
-
-
-def _jpeg(img: np.ndarray) -> str:
+def _jpeg(img: np.ndarray, width: int = THUMB_W) -> str:
     im = Image.fromarray(img)
-    if im.width > THUMB_W:
-        im = im.resize((THUMB_W, round(im.height * THUMB_W / im.width)))
+    if im.width > width:
+        im = im.resize((width, round(im.height * width / im.width)))
     buf = io.BytesIO()
     im.save(buf, format="JPEG", quality=85)
     return "data:image/jpeg;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
@@ -188,6 +130,60 @@ def _plot(title: str, t: np.ndarray, series: list[tuple[str, np.ndarray]], ev: E
     return "\n".join(out)
 
 
+def _yes(b: bool) -> str:
+    return f"<b class='{'yes' if b else 'no'}'>{'yes' if b else 'no'}</b>"
+
+
+def vote_line(judgment: Judgment) -> str:
+    """The vote: attempt, success (with their confidences) and the failure class."""
+    return (f"<div class='verdict' id='vote'>vote: attempt {_yes(judgment.attempt)} "
+            f"(confidence {judgment.attempt_confidence:.3f}) · success "
+            f"{_yes(judgment.success)} (confidence {judgment.success_confidence:.3f})"
+            + (f" · failure class <code>{_esc(judgment.failure_class)}</code>"
+               if judgment.failure_class else "") + "</div>")
+
+
+def models_table(judgment: Judgment) -> str:
+    """Each model's answers: calibrated and raw P(attempt), P(success), its class."""
+    parts = ["<h2>Models</h2><table id='models'><tr><th>model</th><th>P(attempt)</th>"
+             "<th>raw</th><th>P(success)</th><th>raw</th><th>family</th><th>class</th>"
+             "<th>P(class)</th></tr>"]
+    for a in judgment.answers:
+        fam = a.failure_class.partition(".")[0] if a.failure_class else "—"
+        parts.append(
+            f"<tr><td>{_esc(a.model)}</td><td class='num'>{a.p_attempt:.3f}</td>"
+            f"<td class='num'>{a.p_attempt_raw:.3f}</td><td class='num'>{a.p_success:.3f}</td>"
+            f"<td class='num'>{a.p_success_raw:.3f}</td><td>{_esc(fam)}</td>"
+            f"<td>{_esc(a.failure_class or '—')}</td><td class='num'>"
+            + ("—" if a.p_failure_class is None else f"{a.p_failure_class:.3f}")
+            + "</td></tr>")
+    parts.append("</table>")
+    return "\n".join(parts)
+
+
+def frame_cell(ev: Evidence, c: int, i: int, cls: str = "frame", label: str = "",
+               width: int = THUMB_W) -> str:
+    """Camera ``c``'s decoded frame at sampled timestamp ``i``: the image and its time."""
+    cam, t = ev.cameras[c], ev.timestamps[c, i]
+    return (f"<div class='{cls}' data-t='{t:.3f}'><img alt='{_esc(cam)} t={t:.3f}s' "
+            f"src='{_jpeg(ev.images[c, i], width)}'>{label}{t:.3f} s</div>")
+
+
+def signal_plots(ev: Evidence, joints: bool = True, width: int = 900, height: int = 150
+                 ) -> list[str]:
+    """The gripper width and effort plots (and the joint efforts when ``joints``)."""
+    s = ev.signals
+    out = [_plot("gripper width", s.gripper_t, [("width", 1e3 * s.gripper_width)], ev, "mm",
+                 width, height),
+           _plot("gripper effort", s.gripper_t, [("effort", s.gripper_force)], ev, "N",
+                 width, height)]
+    if joints:
+        out.append(_plot("joint effort", s.t, [(n, s.effort[:, j]) for j, n in
+                                               enumerate(s.joint_names)], ev, "Nm", width,
+                         height))
+    return out
+
+
 CSS = """
 body{font:14px system-ui,sans-serif;margin:24px;color:#24292f}
 h1{font-size:20px;margin:0 0 4px} h2{font-size:16px;margin:24px 0 8px}
@@ -217,7 +213,6 @@ h1,p,code,td{overflow-wrap:anywhere} table{max-width:100%}
 
 def render(ev: Evidence, judgment: Judgment) -> str:
     """The HTML page (a string) for one bundle's evidence and one judgment of it."""
-    s = ev.signals
     shown = set(ev.shown.tolist())
     order = {int(i): n + 1 for n, i in enumerate(ev.shown)}  # question image number
     dense = [any(a <= float(t) <= b for a, b in ev.windows) for t in ev.targets]
@@ -233,25 +228,7 @@ def render(ev: Evidence, judgment: Judgment) -> str:
     if judgment.bundle_hash != ev.bundle_hash:
         parts.append("<p class='no'>The judgment was made on a bundle with hash "
                      f"{_esc(judgment.bundle_hash[:16])}…, not this one.</p>")
-    yes = lambda b: f"<b class='{'yes' if b else 'no'}'>{'yes' if b else 'no'}</b>"  # noqa: E731
-    parts.append(f"<div class='verdict' id='vote'>vote: attempt {yes(judgment.attempt)} "
-                 f"(confidence {judgment.attempt_confidence:.3f}) · success "
-                 f"{yes(judgment.success)} (confidence {judgment.success_confidence:.3f})"
-                 + (f" · failure class <code>{_esc(judgment.failure_class)}</code>"
-                    if judgment.failure_class else "") + "</div>")
-    parts.append("<h2>Models</h2><table id='models'><tr><th>model</th><th>P(attempt)</th>"
-                 "<th>raw</th><th>P(success)</th><th>raw</th><th>family</th><th>class</th>"
-                 "<th>P(class)</th></tr>")
-    for a in judgment.answers:
-        fam = a.failure_class.partition(".")[0] if a.failure_class else "—"
-        parts.append(
-            f"<tr><td>{_esc(a.model)}</td><td class='num'>{a.p_attempt:.3f}</td>"
-            f"<td class='num'>{a.p_attempt_raw:.3f}</td><td class='num'>{a.p_success:.3f}</td>"
-            f"<td class='num'>{a.p_success_raw:.3f}</td><td>{_esc(fam)}</td>"
-            f"<td>{_esc(a.failure_class or '—')}</td><td class='num'>"
-            + ("—" if a.p_failure_class is None else f"{a.p_failure_class:.3f}")
-            + "</td></tr>")
-    parts.append("</table>")
+    parts += [vote_line(judgment), models_table(judgment)]
     parts.append("<h2>Contacts and sampling</h2><p class='legend'>"
                  + "".join(f"<span style='color:{c}'>┆ {k}</span>"
                            for k, c in KIND_COLOUR.items())
@@ -265,11 +242,7 @@ def render(ev: Evidence, judgment: Judgment) -> str:
     parts.append("<table id='contacts'><tr><th>event</th><th>t (s)</th><th>start</th>"
                  f"<th>end</th><th>peak</th></tr>{ev_rows or '<tr><td colspan=5>none</td></tr>'}"
                  "</table>")
-    parts.append(_plot("gripper width", s.gripper_t, [("width", 1e3 * s.gripper_width)], ev,
-                       "mm"))
-    parts.append(_plot("gripper effort", s.gripper_t, [("effort", s.gripper_force)], ev, "N"))
-    parts.append(_plot("joint effort", s.t, [(n, s.effort[:, j]) for j, n in
-                                             enumerate(s.joint_names)], ev, "Nm"))
+    parts += signal_plots(ev)
     parts.append(f"<h2>Frames</h2><p class='meta'>{len(ev.targets)} sampled timestamps per "
                  f"camera; the {len(shown)} outlined in blue are the images every question "
                  "showed, numbered in the order the models saw them (cameras side by side).</p>")
@@ -278,10 +251,7 @@ def render(ev: Evidence, judgment: Judgment) -> str:
         for i in range(len(ev.targets)):
             cls = "frame" + (" shown" if i in shown else "") + (" dense" if dense[i] else "")
             label = f"#{order[i]} · " if i in order else ""
-            parts.append(f"<div class='{cls}' data-t='{ev.timestamps[c, i]:.3f}'>"
-                         f"<img alt='{_esc(cam)} t={ev.timestamps[c, i]:.3f}s' "
-                         f"src='{_jpeg(ev.images[c, i])}'>{label}{ev.timestamps[c, i]:.3f} s"
-                         "</div>")
+            parts.append(frame_cell(ev, c, i, cls, label))
         parts.append("</div>")
     parts.append("</body></html>")
     return "\n".join(parts)

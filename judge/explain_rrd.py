@@ -21,16 +21,14 @@ import io
 import os
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 from PIL import Image
 
 from judge.bundle.write import ALERT_KINDS, contact_text
 from judge.ensemble.judgment import Judgment
-
-if TYPE_CHECKING:
-    from judge.explain import Evidence
+from judge.explain_evidence import Evidence, ExplainError
 
 TIMELINE = "bundle_time"
 EXTRA_HINT = "pip install 'rcjudge[rerun]' (rerun-sdk)"
@@ -38,8 +36,6 @@ EXTRA_HINT = "pip install 'rcjudge[rerun]' (rerun-sdk)"
 
 def require_rerun() -> Any:
     """The ``rerun`` module, or ExplainError naming the extra that installs it."""
-    from judge.explain import ExplainError
-
     try:
         import rerun
     except ImportError:

@@ -21,7 +21,7 @@ EXIT_CODES = """exit codes (judge, batch, rejudge, import, bundle create):
   0    every input was judged (or written)
   1    some inputs failed; each is named on one stderr line (batch: in its summary)
   2    usage or setup error (flags, config, judge version, models, ledger); other
-       commands also exit 2 for a bad input
+       commands, and import rosbag, also exit 2 for a bad input
   130  interrupted (Ctrl-C); a batch resumes where it stopped
   141  stdout was closed early (`rcjudge inspect --json | head`)"""
 

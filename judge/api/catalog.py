@@ -12,7 +12,6 @@ role has no privilege on it, ledger revision 0006); a run's task comes from
 from __future__ import annotations
 
 import secrets
-from datetime import datetime
 from typing import Any
 
 import sqlalchemy as sa
@@ -41,6 +40,7 @@ from judge.api.protocol import (
 from judge.ensemble.taxonomy import load_taxonomy
 from judge.ledgers import schema as S
 from judge.ledgers.errors import LedgerError
+from judge.ledgers.labels import check_label
 from judge.ledgers.records import Label
 from judge.ledgers.store import run_columns
 
@@ -73,6 +73,20 @@ def run_response(row: Any) -> RunResponse:
 
 #: What the API reads of ``runs``: every column but the closed ``task_id``.
 RUN_COLUMNS = run_columns(blind=True)
+
+
+def checked_label(run_id: str, attempt: bool, success: bool, failure_class: str | None,
+                  labeled_by: str, labeled_at: str | None) -> Label:
+    """The label as ``rcjudge labels import`` checks a row (:func:`check_label`; now when
+    ``labeled_at`` is None), else ApiError 422 naming every field at fault."""
+    from judge.ledgers.store import _now
+
+    got = check_label(run_id, attempt, success, failure_class, labeled_by,
+                      labeled_at if labeled_at is not None else _now().isoformat())
+    if isinstance(got, Label):
+        return got
+    raise ApiError(422, "; ".join(f"{e.field}: {e.message}" for e in got),
+                   invalid_params=[{"name": e.field, "reason": e.message} for e in got])
 
 
 class CatalogMixin:
@@ -142,32 +156,22 @@ class CatalogMixin:
             return run_response(self._owned_run(conn, caller, run_id))
 
     # --- operator labels --------------------------------------------------------------
-    def add_label(self, caller: Any, run_id: str, req: LabelRequest) -> tuple[bool, Any]:
-        """Write one operator label of the key's run; (new?, the stored label)."""
-        self.require(caller, "labels:write")
-        if req.failure_class is not None and req.failure_class not in load_taxonomy().classes:
-            raise ApiError(422, f"failure_class {req.failure_class!r}: not a taxonomy class "
-                           "(GET /v1/taxonomy lists them)", param="failure_class")
-        from judge.ledgers.records import utc
-        from judge.ledgers.store import _now
+    def add_label(self, caller: Any, run_id: str, req: LabelRequest,
+                  review: Any = None) -> tuple[bool, Any]:
+        """Write one operator label of the key's run; (new?, the stored label).
 
-        try:
-            at = utc(datetime.fromisoformat(req.labeled_at)) if req.labeled_at else _now()
-        except ValueError:
-            raise ApiError(422, f"labeled_at {req.labeled_at!r}: not an ISO 8601 time",
-                           param="labeled_at") from None
-        except OverflowError:  # the offset moves it out of years 1..9999
-            raise ApiError(422, f"labeled_at {req.labeled_at!r}: outside years 1-9999 in UTC",
-                           param="labeled_at") from None
+        ``review`` (a :class:`judge.review.store.Review`): the review page's columns,
+        written in the label's transaction."""
+        from judge.review.store import write
+
+        self.require(caller, "labels:write")
+        label = checked_label(run_id, req.attempt, req.success, req.failure_class,
+                              req.labeled_by, req.labeled_at)
         mode = self.modes[caller.mode]
         with mode.engine.connect() as conn:
             self._owned_run(conn, caller, run_id)
-        label = Label(run_id=run_id, attempt=req.attempt, success=req.success,
-                      failure_class=req.failure_class, labeled_by=req.labeled_by,
-                      labeled_at=at)
-        new = mode.ledger.add_labels([label]) == 1
-        stored = [s for s in mode.ledger.labels(run_id)
-                  if s.label.labeled_by == req.labeled_by and s.label.labeled_at == at]
+        new, label_id = write(mode.ledger, label, review)
+        stored = [s for s in mode.ledger.labels(run_id) if s.label_id == label_id]
         if new:
             for row in self.calibration_set(caller, None, right="labels:write")["data"]:
                 if row.run_id == run_id:

@@ -25,8 +25,12 @@ from judge.api.outcome_protocol import OutcomeHistory, OutcomeLabel, OutcomeLabe
 from judge.api.protocol import (
     DatasetCreate,
     DatasetCreated,
+    DatasetOut,
+    DatasetPage,
     OutcomeLabelWrite,
     Problem,
+    SequenceOut,
+    SequencePage,
     ValidationProblem,
 )
 from judge.api.wire import PREFIX, build_openapi, declare_storable_text, key_with
@@ -104,12 +108,31 @@ def _call(fn, *args: Any, **kwargs: Any) -> Any:
         raise ApiError(400, str(exc)) from None
 
 
-def _page(request: Request, page: dict[str, Any]) -> dict[str, Any]:
+def _page(request: Request, page: dict[str, Any], row: Any = None) -> dict[str, Any]:
+    """The store's page with its cursors as URLs (``row`` maps each result, if given)."""
     def url(cursor: str | None) -> str | None:
         return None if cursor is None else str(request.url.include_query_params(cursor=cursor))
 
-    return {"results": page["results"], "next": url(page["next"]),
-            "previous": url(page["previous"])}
+    results = page["results"] if row is None else [row(r) for r in page["results"]]
+    return {"results": results, "next": url(page["next"]), "previous": url(page["previous"])}
+
+
+def _dataset(row: dict[str, Any]) -> DatasetOut:
+    """A store row of a dataset in the SDK's ``Dataset`` shape."""
+    owner, _, slug = row["dataset"].partition("/")
+    return DatasetOut(uid=row["dataset"], name=slug, slug=slug, owner_name=owner,
+                      public=row["public"], access=row["access"], item_count=row["sequences"],
+                      is_sequence=True, created_at=row["created_at"])
+
+
+def _sequence(dataset: str) -> Any:
+    """Maps a store row of a sequence of ``dataset`` to the SDK's ``DatasetSequence`` shape."""
+    def row(r: dict[str, Any]) -> SequenceOut:
+        return SequenceOut(uid=r["sequence_uid"], dataset_uid=dataset,
+                           bundle_hash=r["bundle_hash"], length_s=r["length_s"],
+                           outcome=r["outcome"], outcome_version=r["outcome_version"],
+                           evaluation_membership=r["evaluation_membership"])
+    return row
 
 
 def openapi(app: FastAPI) -> dict[str, Any]:
@@ -147,10 +170,12 @@ def register(app: FastAPI) -> None:
     def outcomes_schema() -> JSONResponse:
         return JSONResponse(openapi(app))
 
-    @app.get(f"{PREFIX}/datasets/", tags=tags, responses=_R)
-    def list_datasets(request: Request, who: Reader) -> list[dict[str, Any]]:
-        """Every dataset the key may read."""
-        return _call(_store(request, who).list_datasets, who.key_id)
+    @app.get(f"{PREFIX}/datasets/", tags=tags, responses=_R, response_model=DatasetPage)
+    def list_datasets(request: Request, who: Reader, cursor: Cursor = None,
+                      limit: Annotated[int, Query(ge=1, le=100)] = 100) -> dict[str, Any]:
+        """The datasets the key may read, by uid (owner/slug), at most 100 a page."""
+        page = _call(_store(request, who).dataset_page, who.key_id, limit=limit, cursor=cursor)
+        return _page(request, page, _dataset)
 
     @app.post(f"{PREFIX}/datasets/", tags=tags, status_code=201, responses={
         **_R, 201: {"model": DatasetCreated, "description": "Created"}},
@@ -172,6 +197,11 @@ def register(app: FastAPI) -> None:
                             status_code=201)
 
     base = f"{PREFIX}/datasets/{{owner}}/{{slug}}"
+
+    @app.get(f"{base}/", tags=tags, responses=_R, response_model=DatasetOut)
+    def get_dataset(owner: Owner, slug: Slug, request: Request, who: Reader) -> DatasetOut:
+        """The dataset; 404 when the key may not read it."""
+        return _dataset(_call(_store(request, who).describe, f"{owner}/{slug}", who.key_id))
 
     @app.get(f"{base}/sequences/{{sequence_uid}}/outcome/", tags=tags, response_model=None,
              responses=_ok(OutcomeLabel, "The current label"))
@@ -213,7 +243,7 @@ def register(app: FastAPI) -> None:
                      model_version=model_version, limit=limit, cursor=cursor)
         return _page(request, page)
 
-    @app.get(f"{base}/sequences/", tags=tags, responses=_R)
+    @app.get(f"{base}/sequences/", tags=tags, responses=_R, response_model=SequencePage)
     def list_sequences(owner: Owner, slug: Slug, request: Request, who: Reader,
                        outcome: OutcomeF = None, evaluation_membership: MembershipF = None,
                        cursor: Cursor = None,
@@ -223,4 +253,13 @@ def register(app: FastAPI) -> None:
                      key_id=who.key_id, filters={"outcome": outcome,
                                                  "evaluation_membership": evaluation_membership},
                      limit=limit, cursor=cursor)
-        return _page(request, page)
+        return _page(request, page, _sequence(f"{owner}/{slug}"))
+
+    @app.get(f"{base}/sequences/{{sequence_uid}}/", tags=tags, responses=_R,
+             response_model=SequenceOut)
+    def get_sequence(owner: Owner, slug: Slug, sequence_uid: str, request: Request,
+                     who: Reader) -> SequenceOut:
+        """One sequence of the dataset, with its current label's outcome."""
+        row = _call(_store(request, who).get_sequence, f"{owner}/{slug}", sequence_uid,
+                    key_id=who.key_id)
+        return _sequence(f"{owner}/{slug}")(row)

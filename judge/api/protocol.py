@@ -283,14 +283,27 @@ class RunList(_Out):
     next_cursor: str | None
 
 
+#: Text with something besides whitespace, no NUL (``judge.ledgers.labels`` strips it).
+NOT_BLANK = r"^[^\x00]*[^\s\x00][^\x00]*$"
+
+
 class LabelRequest(_Out):
-    """``POST /v1/runs/{run_id}/labels``: what a person said about a run."""
+    """``POST /v1/runs/{run_id}/labels``: what a person said about a run. As a label file's
+    row (``judge.ledgers.labels.check_label``): a run not attempted did not succeed, and a
+    success names no failure class."""
+
+    model_config = ConfigDict(extra="forbid", json_schema_extra={"allOf": [
+        {"anyOf": [{"properties": {"attempt": {"type": "boolean", "const": True}}},
+                   {"properties": {"success": {"type": "boolean", "const": False}}}]},
+        {"anyOf": [{"properties": {"success": {"type": "boolean", "const": False}}},
+                   {"properties": {"failure_class": {"type": "null"}}}]}]})
 
     attempt: bool
     success: bool
     failure_class: str | None = Field(None, max_length=200,
                                       description="Taxonomy class; null when not given.")
-    labeled_by: str = Field(min_length=1, max_length=200)
+    labeled_by: str = Field(min_length=1, max_length=200,
+                            json_schema_extra={"pattern": NOT_BLANK})
     labeled_at: str | None = Field(None, description="RFC 3339 date-time (UTC when it has "
                                    "no offset); now when null.",
                                    json_schema_extra={"format": "date-time"})
@@ -595,6 +608,51 @@ class DatasetCreated(_Shape):
     dataset: str = Field(description="owner/slug.")
     public: bool = Field(description="Readable by every API key.")
     access: Literal["edit"] = Field(description="The creating key's access.")
+
+
+class DatasetOut(_Out):
+    """A dataset in the public Avala SDK's ``Dataset`` shape (``datasets.list``,
+    ``datasets.get_by_slug``): its uid is ``owner/slug``, so ``datasets.get(uid)`` reads the
+    same route."""
+
+    uid: str = Field(description="owner/slug: the dataset's id on this server.")
+    name: str = Field(description="The slug (a dataset here has no other name).")
+    slug: str = Field(pattern=_NAME, description="Slug part of owner/slug.")
+    owner_name: str = Field(pattern=_NAME, description="Owner part of owner/slug.")
+    public: bool = Field(description="Readable by every API key.")
+    access: Literal["read", "edit"] = Field(description="What the calling key may do.")
+    item_count: int = Field(ge=0, description="Its sequences (one item per sequence: a run).")
+    is_sequence: Literal[True] = Field(description="Always true: every item is a sequence.")
+    created_at: str = Field(description="ISO 8601, UTC.")
+
+
+class DatasetPage(_Out):
+    """``GET /api/v1/datasets/``: one page of the datasets the key may read, by uid."""
+
+    results: list[DatasetOut]
+    next: str | None = Field(description="URL of the next page (its ``cursor``), or null.")
+    previous: str | None = Field(description="URL of the previous page, or null.")
+
+
+class SequenceOut(_Out):
+    """A sequence (one run) in the public Avala SDK's ``DatasetSequence`` shape, with its
+    current label's outcome."""
+
+    uid: str = Field(description="``seq_`` + the first 32 hex digits of the bundle hash.")
+    dataset_uid: str = Field(description="owner/slug of its dataset.")
+    bundle_hash: str = Field(pattern=r"^[0-9a-f]{64}$", description="The bundle's hash.")
+    length_s: float | None = Field(description="Recorded length (s), when one MCAP had it.")
+    outcome: str | None = Field(description="The current label's outcome; null unlabelled.")
+    outcome_version: int | None = Field(ge=1, description="The current label's version.")
+    evaluation_membership: str | None = Field(description="The current label's membership.")
+
+
+class SequencePage(_Out):
+    """``GET …/sequences/``: one page of the dataset's sequences, by uid."""
+
+    results: list[SequenceOut]
+    next: str | None = Field(description="URL of the next page (its ``cursor``), or null.")
+    previous: str | None = Field(description="URL of the previous page, or null.")
 
 
 class SubtaskWrite(_Shape):

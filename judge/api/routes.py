@@ -24,6 +24,7 @@ from judge.api.common import Caller, Reply, iso
 from judge.api.errors import ApiError
 from judge.api.outcomes import register as register_outcomes
 from judge.api.protocol import (
+    NOT_BLANK,
     Attestation,
     AttestationList,
     CalibrationDisagreementEvent,
@@ -235,10 +236,10 @@ _BODY_ERRORS = {400: {"model": Problem, "description": "Malformed JSON"},
                 422: {"model": ValidationProblem, "description": "Invalid request"}}
 
 
-def caller(request: Request,
-           authorization: Annotated[str | None, Header()] = None) -> Caller:
-    """The dependency every endpoint takes: the calling key (401 otherwise)."""
-    return request.app.state.service.authenticate(authorization)
+def caller(request: Request) -> Caller:
+    """The dependency every endpoint takes: the calling key (401 otherwise). The header is
+    read here, not declared as a parameter: the schema's ``securitySchemes`` describe it."""
+    return request.app.state.service.authenticate(request.headers.get("authorization"))
 
 
 Auth = Annotated[Caller, Depends(caller)]
@@ -256,6 +257,9 @@ def need(right: str | None) -> list[Any]:
     return [Depends(check)]
 
 Id = Annotated[str, Path(min_length=1, max_length=200)]
+#: A label's run: checked as a label file's ``run_id`` (not blank, no NUL) before the run.
+RunId = Annotated[str, Path(min_length=1, max_length=200, json_schema_extra={
+    "pattern": NOT_BLANK})]
 Cursor = Annotated[str | None, Query(max_length=200)]
 Filter = Cursor
 # the rules the service checks itself (its messages name them), declared in the schema
@@ -403,7 +407,7 @@ def create_app(service: JudgeService) -> FastAPI:
               response_model=LabelResponse, status_code=201,
               tags=["labels"], responses={**_W404, 200: {"model": LabelResponse,
                                                          "description": "Already recorded"}})
-    def post_label(run_id: Id, body: LabelRequest, who: Auth) -> Response:
+    def post_label(run_id: RunId, body: LabelRequest, who: Auth) -> Response:
         """Record what a person said about a run (kept beside the judge's verdict)."""
         new, label = service.add_label(who, run_id, body)
         return Response(label.model_dump_json(), status_code=201 if new else 200,

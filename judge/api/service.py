@@ -107,6 +107,8 @@ class _Mode:
             names = ", ".join(t.name for t in T.metadata.sorted_tables)
             conn.exec_driver_sql(f"GRANT SELECT, INSERT, UPDATE, DELETE ON {names} "
                                  f"TO {API_ROLE}")
+            # the review page's undo deletes a label it wrote (judge.review.store.undo)
+            conn.exec_driver_sql(f"GRANT DELETE ON operator_labels, review_labels TO {API_ROLE}")
             conn.execute(sa.text(f"DO $$ BEGIN EXECUTE format('GRANT USAGE ON ALL SEQUENCES "
                                  f"IN SCHEMA %I TO {API_ROLE}', current_schema()); END $$"))
 

@@ -26,6 +26,7 @@ from pathlib import Path
 import numpy as np
 import ray
 
+from judge.batch.bags import BagImport, import_cached
 from judge.batch.plan import memory_share
 from judge.ensemble.judge import Prepared, prepare
 from judge.ensemble.prompts import reference_request
@@ -48,7 +49,7 @@ class Failure:
 
 @ray.remote
 class PrepareActor:
-    """Intake, decode and frame selection for one bundle at a time."""
+    """Intake, decode and frame selection for one bundle at a time; ROS bags imported."""
 
     def __init__(self, version: JudgeVersion) -> None:
         self.version = version
@@ -68,6 +69,16 @@ class PrepareActor:
         except Exception as exc:  # a bug, not bad input: keep the traceback in the report
             return Failure(uri, type(exc).__name__, f"{exc}\n{traceback.format_exc()}"), None
         return replace(p, frames=np.zeros((len(p.frames), 0, 0, 3), np.uint8)), p.frames
+
+    def import_bag(self, bag: str, how: BagImport) -> tuple[list[str], bool] | Failure:
+        """A ROS bag's bundles (imported now or found in the cache) and whether it was
+        imported now (:func:`judge.batch.bags.import_cached`), or its failure."""
+        try:
+            return import_cached(bag, how)
+        except JudgeError as exc:
+            return Failure(bag, type(exc).__name__, str(exc))
+        except Exception as exc:  # a bug, not bad input: keep the traceback in the report
+            return Failure(bag, type(exc).__name__, f"{exc}\n{traceback.format_exc()}")
 
 
 @ray.remote

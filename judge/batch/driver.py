@@ -26,7 +26,8 @@ from judge.ledgers.store import Ledger
 from rcjudge.progress import Progress
 
 if TYPE_CHECKING:
-    from judge.batch.run import BatchSummary
+    from judge.batch.bags import BagsToImport
+    from judge.batch.summary import BatchSummary
 
 
 class Batch:
@@ -40,15 +41,18 @@ class Batch:
 
     def __init__(self, version: JudgeVersion, ledger: Ledger, judge: Judge, plan: Plan,
                  summary: BatchSummary, todo: deque[str], preps: list,
-                 pools: list[list[Replica]], progress: bool) -> None:
+                 pools: list[list[Replica]], progress: bool, bags: BagsToImport | None = None
+                 ) -> None:
         self.version, self.ledger, self.judge, self.plan = version, ledger, judge, plan
         self.summary, self.todo, self.preps, self.pools = summary, todo, preps, pools
+        self.bags = bags
         self.names = [m.name for m in version.models]
         self.queues: list[deque[Ask]] = [deque() for _ in pools]
         self.pending: dict[Any, tuple] = {}  # remote call -> what it was
         self.in_flight = 0  # bundles between submission and ledger write
         self.next_prep = 0
-        self.meter = Progress(len(todo), progress)
+        self.seen: set[str] = set()  # verified bundle hashes of this batch's bundles
+        self.meter = Progress(len(todo) + (len(bags.todo) if bags else 0), progress)
 
     def run(self) -> None:
         """Judge every bundle of ``todo``; ^C marks the summary interrupted."""
@@ -58,7 +62,7 @@ class Batch:
                 self.submit_prepare()
                 self.dispatch()  # may fail bundles (no live replica) and so free room
                 if not self.pending:
-                    if self.todo and self.in_flight < self.plan.max_in_flight:
+                    if self.more() and self.in_flight < self.plan.max_in_flight:
                         continue
                     break
                 self.collect()
@@ -68,13 +72,22 @@ class Batch:
             self.meter.close()
             self.summary.seconds = time.perf_counter() - t0
 
+    def more(self) -> bool:
+        """Bundles or bags still to submit."""
+        return bool(self.todo or (self.bags and self.bags.todo))
+
     def submit_prepare(self) -> None:
-        """Bundles to the prepare actors, round robin, while there is room in flight."""
-        while self.todo and self.in_flight < self.plan.max_in_flight:
-            work = Work(self.todo.popleft(), model_s=[0.0] * len(self.pools))
+        """Bundles to the prepare actors, round robin, while there is room in flight; when
+        none is waiting, bags to import (each holds a place in flight while it imports)."""
+        while self.more() and self.in_flight < self.plan.max_in_flight:
             actor = self.preps[self.next_prep % len(self.preps)]
-            ref, work.frames_ref = actor.prepare.remote(work.uri)
-            self.pending[ref] = ("prep", work)
+            if self.todo:
+                work = Work(self.todo.popleft(), model_s=[0.0] * len(self.pools))
+                ref, work.frames_ref = actor.prepare.remote(work.uri)
+                self.pending[ref] = ("prep", work)
+            else:
+                bag = self.bags.todo.popleft()
+                self.pending[actor.import_bag.remote(bag, self.bags.how)] = ("bag", bag)
             self.next_prep += 1
             self.in_flight += 1
 
@@ -111,24 +124,58 @@ class Batch:
                 self.probed(entry[1], entry[2], exc)
             elif entry[0] == "ask":
                 self.call_failed(entry[1], entry[2], entry[3], exc)
+            elif entry[0] == "bag":  # a prepare actor died importing it
+                self.bag_failed(entry[1], type(exc).__name__, one_line(exc))
             elif not entry[1].failed:  # a prepare actor died
                 self.fail_work(entry[1], type(exc).__name__, one_line(exc))
             return
         if entry[0] == "prep":
             self.prepared(entry[1], result)
+        elif entry[0] == "bag":
+            self.imported(entry[1], result)
         elif entry[0] == "probe":
             self.probed(entry[1], entry[2], result)
         else:
             self.answered(entry[1], entry[3], *result)
 
     def prepared(self, work: Work, result) -> None:
-        """A bundle decoded (its frames stay where they were decoded) or failed intake."""
+        """A bundle decoded (its frames stay where they were decoded) or failed intake.
+
+        A bundle whose verified hash this batch already has (the same bundle under another
+        name: one run) is skipped, not judged again."""
         if isinstance(result, Failure):
             self.fail_work(work, result.error, result.message)
             return
+        if result.bundle_hash in self.seen:
+            work.frames_ref = None
+            self.summary.skipped += 1
+            self.done_one()
+            return
+        self.seen.add(result.bundle_hash)
         work.prepared = result
         work.flow = QuestionFlow(self.judge, result)
         self.enqueue(work)
+
+    def imported(self, bag: str, result) -> None:
+        """A bag's bundles: those not judged yet to the front of ``todo``; or its failure."""
+        if isinstance(result, Failure):
+            self.bag_failed(bag, result.error, result.message)
+            return
+        bundles, now = result
+        stats = self.bags.stats
+        stats["imported" if now else "cached"] += 1
+        stats["bundles"] += len(bundles)
+        fresh = self.bags.not_judged(bundles)
+        self.summary.total += len(bundles) - 1  # the bag counted one until now
+        self.summary.skipped += len(bundles) - len(fresh)
+        self.todo.extendleft(reversed(fresh))
+        self.meter.total += len(fresh) - 1
+        self.in_flight -= 1
+
+    def bag_failed(self, bag: str, error: str, message: str) -> None:
+        self.bags.stats["failed"] += 1
+        self.fail(bag, error, message)
+        self.done_one()
 
     def enqueue(self, work: Work) -> None:
         for j, requests in work.flow.requests().items():

@@ -39,17 +39,17 @@ from __future__ import annotations
 
 import time
 from collections import deque
-from dataclasses import dataclass, field
-from typing import Any
 
 import ray
 from ray.util.placement_group import remove_placement_group
 
 from judge.batch.actors import PrepareActor
-from judge.batch.cost import BatchCost, batch_cost, cpus_held
+from judge.batch.bags import BagImport, sort_bags
+from judge.batch.cost import batch_cost, cpus_held
 from judge.batch.driver import Batch
 from judge.batch.place import BatchError, place_replicas, start_ray, start_replicas, unplaced
 from judge.batch.plan import Unplaceable, check_overrides, plan_batch
+from judge.batch.summary import BatchSummary
 from judge.batch.work import Replica
 from judge.bundle.manifest import claimed_bundle_hash
 from judge.ensemble.judge import Judge, pricing
@@ -67,53 +67,17 @@ def check_max_in_flight(n: int, name: str = "max_in_flight") -> int:
     return n
 
 
-@dataclass
-class BatchSummary:
-    """What a batch did; ``as_dict`` is the ``--json`` output."""
-
-    judge_version: str
-    total: int = 0
-    judged: int = 0
-    skipped: int = 0
-    failed: list[dict] = field(default_factory=list)
-    seconds: float = 0.0
-    startup_s: float = 0.0
-    cost_usd: float = 0.0
-    interrupted: bool = False
-    plan: dict[str, Any] = field(default_factory=dict)
-    # cost_usd is the judgments' own (busy) costs, summed: Σ of the ledger rows' cost;
-    # reserved is what the batch held (GPUs and CPUs from reservation to the last write)
-    reserved: BatchCost | None = None
-    # per model: engine calls, requests, compute seconds, replicas lost
-    calls: dict[str, dict[str, float]] = field(default_factory=dict)
-
-    @property
-    def per_minute(self) -> float:
-        return 60.0 * self.judged / self.seconds if self.seconds > 0 else 0.0
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"judge_version": self.judge_version, "total": self.total,
-                "judged": self.judged, "skipped": self.skipped, "failed": len(self.failed),
-                "failures": self.failed, "seconds": round(self.seconds, 2),
-                "startup_s": round(self.startup_s, 2),
-                "bundles_per_minute": round(self.per_minute, 1),
-                "cost_usd": round(self.reserved.usd if self.reserved else self.cost_usd, 6),
-                "busy_cost_usd": round(self.cost_usd, 6),
-                "cost": self.reserved.as_dict() if self.reserved else {},
-                "interrupted": self.interrupted,
-                "plan": self.plan,
-                "calls": {m: {k: round(v, 6) if isinstance(v, float) else v
-                              for k, v in c.items()} for m, c in self.calls.items()}}
-
-
-
 def run_batch(uris: list[str], version: JudgeVersion, ledger: Ledger,
               ray_address: str | None = None, max_in_flight: int | None = None,
               prepare_workers: int | None = None, progress: bool = True,
               replicas: dict[str, int] | int | None = None,
               batch_size: dict[str, int] | int | None = None,
-              place_timeout_s: float = 60.0) -> BatchSummary:
+              place_timeout_s: float = 60.0, bags: list[str] | None = None,
+              bag_import: BagImport | None = None) -> BatchSummary:
     """Judge ``uris`` with ``version`` into ``ledger``; see the module docstring.
+
+    ``bags`` (with ``bag_import``: the mapping and the cache) are ROS bags, imported by the
+    prepare actors into bundles that are then judged like ``uris`` (:mod:`judge.batch.bags`).
 
     ``replicas`` / ``batch_size``: one number for every model or ``{name: n}``; unset, the
     version's, else :mod:`judge.batch.plan`'s defaults for the cluster. The replicas are
@@ -130,9 +94,15 @@ def run_batch(uris: list[str], version: JudgeVersion, ledger: Ledger,
     judge = Judge(version, load=False)
     ledger.register_version(version.name, judge.fingerprint.digest, judge.fingerprint.parts)
     done = ledger.judged_bundle_hashes(version.name)
+    to_import = None
+    if bags is not None:
+        found, to_import = sort_bags(bags, bag_import, done)
+        uris = [*uris, *found]
+        summary.total = len(uris) + len(to_import.todo)
+        summary.bags = to_import.stats
     todo = deque(u for u in uris if claimed_bundle_hash(u) not in done)
     summary.skipped = len(uris) - len(todo)
-    if not todo:
+    if not todo and not (to_import and to_import.todo):
         return summary
     start_ray(ray_address)
     try:
@@ -161,7 +131,8 @@ def run_batch(uris: list[str], version: JudgeVersion, ledger: Ledger,
         raise BatchError("; ".join(bad))
     pools = [[Replica(handles[(i, r)], r) for r in range(n)]
              for i, n in enumerate(plan.replicas)]
-    batch = Batch(version, ledger, judge, plan, summary, todo, preps, pools, progress)
+    batch = Batch(version, ledger, judge, plan, summary, todo, preps, pools, progress,
+                  to_import)
     try:
         batch.run()
     finally:

@@ -1,7 +1,7 @@
 """The one boundary for input errors: reading a bundle's files, before anything is judged.
 
 Every read of a bundle (``intake``, ``load_streams``, a sidecar ``.mp4``, the LeRobot
-importer) runs inside :func:`reading`. There, an error the *input* caused becomes the
+and ROS bag importers) runs inside :func:`reading`. There, an error the *input* caused becomes the
 bundle's own one-line :class:`BundleReadError` naming the file and the cause:
 
 - ``OSError`` of any kind (a zero-length file PyAV cannot map, a symlink loop, permission
@@ -27,6 +27,7 @@ INPUT_LIBRARIES = frozenset({
     "fsspec", "s3fs", "botocore", "aiobotocore", "boto3", "aiohttp", "gcsfs", "google",
     "adlfs", "azure", "huggingface_hub", "requests", "urllib3", "av", "mcap", "zstandard",
     "lz4", "pyarrow", "yaml", "json", "zipfile", "tarfile", "gzip", "struct", "_struct",
+    "rosbags", "ruamel", "sqlite3", "apsw", "backports",  # ROS bags (judge.bundle.rosbag)
 })
 
 

@@ -6,7 +6,8 @@ the read time. Bundles are read whole and in file order here: each chunk that
 holds a wanted channel is read once, decompressed, and its Message records are
 sliced with ``struct`` — the record layout of the MCAP specification. Each chunk's
 ``uncompressed_crc`` is verified (where the writer recorded one, i.e. non-zero), and
-:func:`check_data_crc` verifies the DataEnd record's data-section CRC where present:
+:func:`check_data_crc` verifies the DataEnd record's data-section CRC and the Footer's
+summary-section CRC where present:
 
     Chunk   0x06: start u64 | end u64 | uncompressed_size u64 | crc u32 |
                   compression str(u32 len) | records bytes(u64 len)
@@ -81,31 +82,46 @@ def _records(raw: bytes, where: str, topics: str) -> memoryview:
     return memoryview(records)
 
 
+def _crc_of(f: IO[bytes], start: int, end: int) -> int:
+    f.seek(start)
+    got, left = 0, end - start
+    while left > 0 and (block := f.read(min(left, 1 << 20))):
+        got = zlib.crc32(block, got)
+        left -= len(block)
+    return got
+
+
 def check_data_crc(f: IO[bytes], path: str) -> None:
-    """Verify the data-section CRC of the DataEnd record, where the writer recorded one.
+    """Verify the data section's CRC (DataEnd) and the summary section's (Footer), each
+    where the writer recorded one (non-zero).
 
     Raises:
-        ChunkFormatError: the CRC of bytes ``0..DataEnd`` differs from the recorded one.
+        ChunkFormatError: the CRC of bytes ``0..DataEnd`` differs from the DataEnd record's,
+            or that of ``summary_start`` up to the Footer's ``summary_crc`` field differs
+            from the Footer's.
     """
     size = f.seek(0, 2)
     footer_at = size - _MAGIC_LEN - _FOOTER.size
     if footer_at < _MAGIC_LEN:
         return
     f.seek(footer_at)
-    op, _, summary_start, _, _ = _FOOTER.unpack(f.read(_FOOTER.size))
+    op, _, summary_start, _, summary_crc = _FOOTER.unpack(f.read(_FOOTER.size))
+    if op != _OP_FOOTER:
+        return
+    crc_at = footer_at + _FOOTER.size - 4
+    if summary_start and summary_crc and _MAGIC_LEN <= summary_start < footer_at \
+            and (got := _crc_of(f, summary_start, crc_at)) != summary_crc:
+        raise ChunkFormatError(f"{path}: summary section CRC mismatch: bytes {summary_start}-"
+                               f"{crc_at - 1} give {got:#010x}, the Footer record says "
+                               f"{summary_crc:#010x}")
     end_at = (summary_start or footer_at) - _DATA_END.size
-    if op != _OP_FOOTER or end_at < _MAGIC_LEN:
+    if end_at < _MAGIC_LEN:
         return
     f.seek(end_at)
     op, _, crc = _DATA_END.unpack(f.read(_DATA_END.size))
     if op != _OP_DATA_END or crc == 0:
         return
-    f.seek(0)
-    got, left = 0, end_at
-    while left > 0 and (block := f.read(min(left, 1 << 20))):
-        got = zlib.crc32(block, got)
-        left -= len(block)
-    if got != crc:
+    if (got := _crc_of(f, 0, end_at)) != crc:
         raise ChunkFormatError(f"{path}: data section CRC mismatch: bytes 0-{end_at} give "
                                f"{got:#010x}, the DataEnd record says {crc:#010x}")
 

@@ -133,8 +133,8 @@ def load_streams(bundle: VerifiedBundle, required_cameras: int = REQUIRED_CAMERA
         check_data_crc(f, path)
         stats = summary.statistics
         channels = tuple(
-            ChannelInfo(c.topic, summary.schemas[c.schema_id].name if c.schema_id else "",
-                        c.message_encoding, stats.channel_message_counts.get(cid, 0))
+            ChannelInfo(c.topic, _schema_name(summary, c, path), c.message_encoding,
+                        stats.channel_message_counts.get(cid, 0))
             for cid, c in sorted(summary.channels.items()))
         by_topic = {c.topic: c for c in channels}
         cams = sorted(c.topic for c in channels if c.topic.startswith(CAMERA_PREFIX))
@@ -178,6 +178,16 @@ def load_streams(bundle: VerifiedBundle, required_cameras: int = REQUIRED_CAMERA
     signals = _signals(path, joints, gripper, start)
     return Streams(channels=channels, start_ns=start, end_ns=stats.message_end_time,
                    videos=videos, signals=signals, metadata=metadata)
+
+
+def _schema_name(summary: Summary, channel, path: str) -> str:
+    """The channel's schema name ("" for none); a schema id the summary lacks is refused."""
+    if not channel.schema_id:
+        return ""
+    if channel.schema_id not in summary.schemas:
+        raise McapError(f"{path}: channel {channel.topic} names schema {channel.schema_id}, "
+                        "which the summary does not hold (corrupt MCAP summary)")
+    return summary.schemas[channel.schema_id].name
 
 
 def _metadata(reader, summary: Summary, path: str) -> dict[str, dict[str, str]]:

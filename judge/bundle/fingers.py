@@ -40,13 +40,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from judge.bundle.contacts import (
-    TIME_EPS_S,
-    ContactEvent,
-    hysteresis,
-    running_median,
-    segments,
-)
+from judge.bundle.events import TIME_EPS_S, ContactEvent, hysteresis, running_median, segments
 from judge.config import FingerConfig, GripperProfile
 
 

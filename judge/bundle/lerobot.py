@@ -21,6 +21,13 @@ bundle per episode through :func:`judge.bundle.create.assemble_bundle`:
 
 An episode with fewer than three cameras is refused (naming them), unless
 ``pad_cameras``: then the first camera is repeated (``<name>_copy``, ``<name>_copy2``).
+
+Every chosen episode is checked and imported on its own: a bad one (a cut that disagrees
+with its ``length``, a task the mapping lacks, an unreadable file) is an
+:class:`EpisodeFailure` naming the file and the cause, with nothing of it written, and the
+rest are imported. What concerns the whole dataset (``meta/info.json``, the episodes
+table) stops the import as a :class:`LeRobotError`; the mapping file and ``--episodes`` as
+a :class:`LeRobotSetupError` (a usage error: exit 2).
 """
 
 from __future__ import annotations
@@ -40,13 +47,33 @@ from judge.bundle.decode import REQUIRED_CAMERAS
 from judge.bundle.streams import Signals, VideoPackets
 from judge.bundle.transcode import EncodeOptions, ingest_video
 from judge.config import load_yaml, resolve_gripper
-from judge.errors import BundleError
+from judge.errors import BundleError, JudgeError
 
 IMAGE_PREFIX = "observation.images."
 
 
 class LeRobotError(BundleError):
-    """A LeRobot dataset or its mapping file cannot be imported as it is."""
+    """A LeRobot dataset, or one of its episodes, cannot be imported as it is."""
+
+
+class LeRobotSetupError(JudgeError, ValueError):
+    """The mapping file or ``--episodes`` is unusable: a usage error, not a bad input."""
+
+
+@dataclass(frozen=True)
+class EpisodeFailure:
+    """One episode not imported: ``message`` names the file and the cause."""
+
+    episode_index: int
+    message: str
+
+
+@dataclass(frozen=True)
+class Imported:
+    """What an import did: a summary per bundle written, a failure per episode refused."""
+
+    bundles: list[dict]
+    failed: list[EpisodeFailure]
 
 
 @dataclass(frozen=True)
@@ -84,12 +111,13 @@ def parse_episodes(spec: str | None, known: list[int]) -> list[int]:
     for part in spec.split(","):
         m = re.fullmatch(r"\s*(\d+)\s*(?:-\s*(\d+)\s*)?", part)
         if not m:
-            raise LeRobotError(f"--episodes {spec!r}: expected e.g. 0,3-9")
+            raise LeRobotSetupError(f"--episodes {spec!r}: expected e.g. 0,3-9")
         a, b = int(m[1]), int(m[2] or m[1])
         out += list(range(a, b + 1))
     missing = sorted(set(out) - set(known))
     if missing:
-        raise LeRobotError(f"--episodes {spec!r}: episode(s) {missing} not in the dataset "
+        raise LeRobotSetupError(f"--episodes {spec!r}: episode(s) {missing} not in the "
+                                f"dataset "
                            f"({len(known)} episodes, {min(known)}-{max(known)})")
     return sorted(set(out))
 
@@ -139,13 +167,13 @@ def _episodes(root: Path, info: dict, video_keys: list[str]) -> dict[int, Episod
 def _mapping(path: str) -> dict:
     m = load_yaml(path)
     if not isinstance(m, dict):
-        raise LeRobotError(f"{path}: expected a mapping (attribution, tasks, gripper)")
+        raise LeRobotSetupError(f"{path}: expected a mapping (attribution, tasks, gripper)")
     for key in ("attribution", "tasks", "gripper"):
         if not isinstance(m.get(key), dict):
-            raise LeRobotError(f"{path}: '{key}' is missing or not a mapping")
+            raise LeRobotSetupError(f"{path}: '{key}' is missing or not a mapping")
     if not isinstance(m["gripper"].get("width"), int):
-        raise LeRobotError(f"{path}: gripper.width must be the index of the width in "
-                           "observation.state")
+        raise LeRobotSetupError(f"{path}: gripper.width must be the index of the width in "
+                                "observation.state")
     return m
 
 
@@ -157,7 +185,7 @@ def _signals(root: Path, ep: Episode, info: dict, mapping: dict, source: str,
         rows = np.asarray(table.column("episode_index").to_numpy()) == ep.index
         table = table.filter(rows)
     if table.num_rows < 2:
-        raise LeRobotError(f"{root / ep.data}: episode {ep.index} has {table.num_rows} rows")
+        raise LeRobotError(f"{root / ep.data}: the episode has {table.num_rows} rows")
     t = table.column("timestamp").to_numpy().astype(np.float64)
     t = t - t[0]
     state = np.stack(table.column("observation.state").to_numpy(zero_copy_only=False))
@@ -166,8 +194,8 @@ def _signals(root: Path, ep: Episode, info: dict, mapping: dict, source: str,
     wi, fi = g["width"], g.get("force")
     for what, i in (("width", wi), ("force", fi)):
         if i is not None and not 0 <= i < state.shape[1]:
-            raise LeRobotError(f"{source}: gripper.{what} = {i}, but observation.state has "
-                               f"{state.shape[1]} dimensions ({', '.join(names)})")
+            raise LeRobotSetupError(f"{source}: gripper.{what} = {i}, but observation.state "
+                                    f"has {state.shape[1]} dimensions ({', '.join(names)})")
     keep = [j for j in range(state.shape[1]) if j not in (wi, fi)]
     notes = []
     position = state[:, keep]
@@ -192,7 +220,7 @@ def _signals(root: Path, ep: Episode, info: dict, mapping: dict, source: str,
                    gripper_force=force), notes
 
 
-def _check_frames(root: Path, ep: Episode, cam: VideoPackets,
+def _check_frames(video: Path, ep: Episode, cam: VideoPackets,
                   span: tuple[float, float] | None) -> None:
     """Refuse a camera whose frames (in the episode's cut) are not the episode's ``length``.
 
@@ -203,26 +231,32 @@ def _check_frames(root: Path, ep: Episode, cam: VideoPackets,
     if len(cam.t) == ep.length:
         return
     where = f" in {span[0]:.3f}-{span[1]:.3f} s" if span else ""
-    raise LeRobotError(f"{root}: episode {ep.index}: camera {cam.name} has {len(cam.t)} "
-                       f"frame(s){where}, but the episode's length is {ep.length} (and its "
-                       f"data has {ep.length} rows); fix from_timestamp/to_timestamp or length")
+    raise LeRobotError(f"{video}: camera {cam.name} has {len(cam.t)} frame(s){where}, but "
+                       f"the episode's length is {ep.length} (and its data has {ep.length} "
+                       "rows); fix from_timestamp/to_timestamp or length")
 
 
 def import_lerobot(dataset: str, out: str, mapping_path: str, episodes: str | None = None,
                    pad_cameras: bool = False, encode: EncodeOptions | None = None,
-                   progress: bool = False) -> list[dict]:
-    """Write one bundle per episode under ``out``; a summary per bundle written.
+                   progress: bool = False) -> Imported:
+    """Write one bundle per good episode under ``out``; every chosen episode is checked.
 
-    Every episode is checked (cameras, task, signals) before its bundle is written; an
-    existing bundle folder is never overwritten. Any error reading the dataset (a corrupt
-    Parquet, an unreadable file) is one :class:`LeRobotError` line naming the file.
+    An episode is checked (task, signals, cameras) before its bundle is written; a bad one
+    is an :class:`EpisodeFailure` and leaves nothing behind; an existing bundle folder is
+    never overwritten (that episode fails). Any error reading the dataset (a corrupt
+    Parquet, an unreadable file) is one line naming the file.
+
+    Raises:
+        LeRobotError: the dataset as a whole cannot be read (``meta/info.json``, the
+            episodes table, too few cameras).
+        LeRobotSetupError: the mapping file or ``episodes`` is unusable.
     """
     with reading(dataset, LeRobotError):
         return _import(dataset, out, mapping_path, episodes, pad_cameras, encode, progress)
 
 
 def _import(dataset: str, out: str, mapping_path: str, episodes: str | None,
-            pad_cameras: bool, encode: EncodeOptions | None, progress: bool) -> list[dict]:
+            pad_cameras: bool, encode: EncodeOptions | None, progress: bool) -> Imported:
     root = Path(dataset)
     info = _read_json(root / "meta" / "info.json")
     mapping = _mapping(mapping_path)
@@ -236,8 +270,8 @@ def _import(dataset: str, out: str, mapping_path: str, episodes: str | None,
     repo = str(mapping.get("repo_id") or info.get("repo_id") or root.name)
     g = mapping["gripper"]
     if not g.get("profile"):
-        raise LeRobotError(f"{mapping_path}: gripper.profile is required (configs/grippers"
-                           ".yaml), e.g. franka-hand")
+        raise LeRobotSetupError(f"{mapping_path}: gripper.profile is required "
+                                "(configs/grippers.yaml), e.g. franka-hand")
     record = {"profile": str(g["profile"])}
     if g.get("force") is None:
         record["effort"] = "none"  # no effort dimension: the width alone
@@ -246,40 +280,67 @@ def _import(dataset: str, out: str, mapping_path: str, episodes: str | None,
     if len(keys) < REQUIRED_CAMERAS and not pad_cameras:
         raise LeRobotError(f"{root}: {len(keys)} camera(s) ({', '.join(names.values())}); a "
                            f"bundle needs {REQUIRED_CAMERAS} (--pad-cameras repeats the first)")
-    results = []
+    context = _Context(root, info, mapping, mapping_path, repo, keys, names, record, encode,
+                       progress)
+    done, failed = [], []
     for index in chosen:
-        ep = eps[index]
-        task_id = mapping["tasks"].get(ep.task)
-        if not task_id:
-            raise LeRobotError(f"{mapping_path}: tasks has no task.id for episode {index}'s "
-                               f"task {ep.task!r}")
-        folder = Path(out) / f"{re.sub(r'[^A-Za-z0-9_.-]+', '_', repo)}-ep{index:06d}"
-        if folder.exists():
-            raise LeRobotError(f"{folder}: already exists; bundles are never overwritten")
-        signals, notes = _signals(root, ep, info, mapping, mapping_path)
-        if len(signals.t) != ep.length:
-            raise LeRobotError(f"{root}: episode {index}: its length is {ep.length}, but its "
-                               f"data has {len(signals.t)} rows ({ep.data})")
-        cams: list[VideoPackets] = []
-        for k in keys:
-            path, a, b = ep.videos[k]
-            span = (a, b) if a is not None and b is not None else None
-            cams.append(ingest_video(str(root / path), names[k], encode, progress, span).packets)
-            _check_frames(root, ep, cams[-1], span)
-        for k in range(len(cams), REQUIRED_CAMERAS):  # --pad-cameras
-            suffix = "_copy" if k == len(keys) else f"_copy{k - len(keys) + 1}"
-            cams.append(VideoPackets(name=cams[0].name + suffix, t=cams[0].t,
-                                     keyframe=cams[0].keyframe, data=cams[0].data))
-        attr = json.loads(json.dumps(mapping["attribution"]))
-        attr.setdefault("task", {})["id"] = task_id
-        env = attr.setdefault("env", {}) or {}
-        env.update({"dataset": repo, "episode_index": index,
-                    "lerobot_version": str(info.get("codebase_version")),
-                    "derived": notes})
-        attr["env"] = env
-        manifest = assemble_bundle(folder, cams, signals, attr, source=mapping_path,
-                                   gripper=record or None)
-        results.append({"episode_index": index, "bundle": str(folder), "task_id": task_id,
-                        "frames": {c.name: len(c.t) for c in cams}, "derived": notes,
-                        "bundle_hash": manifest.bundle_hash})
-    return results
+        try:
+            done.append(_import_episode(context, eps[index], Path(out)))
+        except BundleError as exc:  # this episode's own error: named, the others go on
+            failed.append(EpisodeFailure(index, str(exc)))
+    return Imported(done, failed)
+
+
+@dataclass(frozen=True)
+class _Context:
+    """What every episode of one import shares."""
+
+    root: Path
+    info: dict
+    mapping: dict
+    mapping_path: str
+    repo: str
+    keys: list[str]
+    names: dict[str, str]
+    record: dict[str, str]
+    encode: EncodeOptions | None
+    progress: bool
+
+
+def _import_episode(c: _Context, ep: Episode, out: Path) -> dict:
+    """One episode checked, then written as a bundle; its summary."""
+    task_id = c.mapping["tasks"].get(ep.task)
+    if not task_id:
+        raise LeRobotError(f"{c.mapping_path}: tasks has no task.id for the episode's task "
+                           f"{ep.task!r}")
+    folder = out / f"{re.sub(r'[^A-Za-z0-9_.-]+', '_', c.repo)}-ep{ep.index:06d}"
+    if folder.exists():
+        raise LeRobotError(f"{folder}: already exists; bundles are never overwritten")
+    with reading(str(c.root / ep.data), LeRobotError):
+        signals, notes = _signals(c.root, ep, c.info, c.mapping, c.mapping_path)
+    if len(signals.t) != ep.length:
+        raise LeRobotError(f"{c.root / ep.data}: the episode has {len(signals.t)} rows, but "
+                           f"its length is {ep.length}")
+    cams: list[VideoPackets] = []
+    for k in c.keys:
+        path, a, b = ep.videos[k]
+        span = (a, b) if a is not None and b is not None else None
+        with reading(str(c.root / path), LeRobotError):
+            cams.append(ingest_video(str(c.root / path), c.names[k], c.encode, c.progress,
+                                     span).packets)
+        _check_frames(c.root / path, ep, cams[-1], span)
+    for k in range(len(cams), REQUIRED_CAMERAS):  # --pad-cameras
+        suffix = "_copy" if k == len(c.keys) else f"_copy{k - len(c.keys) + 1}"
+        cams.append(VideoPackets(name=cams[0].name + suffix, t=cams[0].t,
+                                 keyframe=cams[0].keyframe, data=cams[0].data))
+    attr = json.loads(json.dumps(c.mapping["attribution"]))
+    attr.setdefault("task", {})["id"] = task_id
+    env = attr.setdefault("env", {}) or {}
+    env.update({"dataset": c.repo, "episode_index": ep.index,
+                "lerobot_version": str(c.info.get("codebase_version")), "derived": notes})
+    attr["env"] = env
+    manifest = assemble_bundle(folder, cams, signals, attr, source=c.mapping_path,
+                               gripper=c.record or None)
+    return {"episode_index": ep.index, "bundle": str(folder), "task_id": task_id,
+            "frames": {cam.name: len(cam.t) for cam in cams}, "derived": notes,
+            "bundle_hash": manifest.bundle_hash}

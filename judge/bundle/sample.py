@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from judge.bundle.contacts import ContactEvent, detect_contacts
+from judge.bundle.contacts import detect_contacts
+from judge.bundle.events import ContactEvent
 from judge.bundle.streams import GRIPPER_META
 from judge.config import SampleConfig, SamplingConfig, resolve_gripper
 

@@ -253,3 +253,172 @@ def ingest_video(path: str, name: str, options: EncodeOptions | None = None,
             return Ingested(packets, "copy", "", codec, os.path.getsize(path))
     packets = _reencode(path, name, opts, rotation, progress, span)
     return Ingested(packets, "reencode", reason, codec, os.path.getsize(path))
+
+
+# --- Frames and access units that arrive one message at a time (``import rosbag``) ----------
+
+#: ROS ``sensor_msgs/Image`` encodings -> (PyAV pixel format, channels, dtype). ``yuv422``
+#: is UYVY in ROS (``sensor_msgs/image_encodings.hpp``); PyAV reads YUYV only, so UYVY's
+#: byte pairs are swapped. Bayer mosaics are demosaiced by libswscale (bilinear) to RGB
+#: first, then converted like any RGB frame.
+RAW_FORMATS: dict[str, tuple[str, int, str]] = {
+    "rgb8": ("rgb24", 3, "u1"), "bgr8": ("bgr24", 3, "u1"),
+    "rgba8": ("rgba", 4, "u1"), "bgra8": ("bgra", 4, "u1"),
+    "mono8": ("gray", 1, "u1"), "8UC1": ("gray", 1, "u1"),
+    "mono16": ("gray16", 1, "u2"), "16UC1": ("gray16", 1, "u2"),
+    "yuv422": ("uyvy422", 2, "u1"), "uyvy": ("uyvy422", 2, "u1"),
+    "yuv422_yuy2": ("yuyv422", 2, "u1"), "yuyv": ("yuyv422", 2, "u1"),
+    **{f"bayer_{p}8": (f"bayer_{p}8", 1, "u1") for p in ("rggb", "bggr", "gbrg", "grbg")},
+    **{f"bayer_{p}16": (f"bayer_{p}16", 1, "u2") for p in ("rggb", "bggr", "gbrg", "grbg")},
+}
+
+
+def raw_frame(data: bytes, encoding: str, width: int, height: int, step: int,
+              big_endian: bool) -> av.VideoFrame:
+    """A raw ``sensor_msgs/Image`` buffer as a frame (rows cut to ``step``).
+
+    Raises:
+        VideoError: an encoding not in :data:`RAW_FORMATS`, or a buffer too short.
+    """
+    if encoding not in RAW_FORMATS:
+        raise VideoError(f"image encoding {encoding!r} is not a camera encoding; expected one "
+                         f"of {', '.join(RAW_FORMATS)}")
+    fmt, ch, dt = RAW_FORMATS[encoding]
+    size = np.dtype(dt).itemsize
+    if step < width * ch * size or len(data) < step * height:
+        raise VideoError(f"image {width}x{height} {encoding}: {len(data)} bytes with step "
+                         f"{step}; expected at least {width * ch * size * height}")
+    rows = np.frombuffer(data, np.uint8, step * height).reshape(height, step)
+    px = rows[:, : width * ch * size]  # (H, W*ch*size) uint8
+    if size == 2:
+        px = px.view(">u2" if big_endian else "<u2").astype(np.uint16)  # (H, W*ch) uint16
+        fmt += "le"  # now native little-endian
+    shape = (height, width, ch) if ch > 1 else (height, width)
+    arr = np.ascontiguousarray(px.reshape(shape))
+    if fmt == "uyvy422":
+        arr, fmt = np.ascontiguousarray(arr[..., ::-1]), "yuyv422"
+    frame = av.VideoFrame.from_ndarray(arr, format=fmt)
+    if fmt.startswith("bayer"):  # libswscale's bayer -> yuv420p path is off by ~30 levels
+        frame = frame.reformat(format="rgb24")  # on saturated colours; via RGB it is exact
+    return frame
+
+
+#: Codecs of a ``foxglove_msgs/CompressedVideo`` ``format`` and of compressed images ->
+#: PyAV decoder names.
+DECODERS = {"h264": "h264", "h265": "hevc", "hevc": "hevc", "vp9": "vp9", "av1": "libdav1d",
+            "jpeg": "mjpeg", "png": "png"}
+
+
+class PacketDecoder:
+    """Decodes one camera's packets (compressed images or video access units) in order."""
+
+    def __init__(self, codec: str) -> None:
+        self.codec = codec
+        self._ctx = av.CodecContext.create(DECODERS[codec], "r")
+
+    def decode(self, data: bytes, index: int) -> list[av.VideoFrame]:
+        """Frames the decoder returns for ``data``; each frame's ``pts`` is its packet's index."""
+        packet = av.Packet(data)
+        packet.pts = packet.dts = index
+        try:
+            return list(self._ctx.decode(packet))
+        except av.FFmpegError as exc:
+            raise VideoError(f"{self.codec} packet {index} does not decode ({exc})") from None
+
+    def flush(self) -> list[av.VideoFrame]:
+        try:
+            return list(self._ctx.decode(None))
+        except av.FFmpegError as exc:
+            raise VideoError(f"{self.codec}: flushing the decoder failed ({exc})") from None
+
+
+class FrameEncoder:
+    """Encodes frames given one at a time to the bundle's H.264 profile (as ``_reencode``).
+
+    The frames' times are the caller's (message stamps); the encoder's own ``pts`` is the
+    frame index at the nominal ``rate_hz``, used only for rate control.
+    """
+
+    def __init__(self, name: str, rate_hz: float, options: EncodeOptions | None = None) -> None:
+        self.name = name
+        self.opts = options or EncodeOptions()
+        self.rate = Fraction(max(1, round(rate_hz)), 1)
+        self.gop = max(1, round(self.opts.keyframe_s * float(self.rate)))
+        self._ctx = None
+        self._size: tuple[int, int] | None = None
+        self.packets: list[bytes] = []
+        self.count = 0
+
+    def add(self, frame: av.VideoFrame) -> None:
+        up = _upright(frame, 0)
+        if self._ctx is None:
+            self._size = (up.width, up.height)
+            self._ctx = _encoder(up.width, up.height, 1 / self.rate, self.rate, self.gop,
+                                 self.opts)
+        elif (up.width, up.height) != self._size:
+            raise VideoError(f"camera {self.name}: frame {self.count} is {up.width}x{up.height}"
+                             f", the first was {self._size[0]}x{self._size[1]}")
+        up.pts, up.time_base = self.count, 1 / self.rate
+        up.pict_type = PictureType.NONE
+        self.packets.extend(bytes(p) for p in self._ctx.encode(up))
+        self.count += 1
+
+    def finish(self, t: np.ndarray) -> VideoPackets:
+        """The access units, at times ``t`` (s, one per frame added)."""
+        if self._ctx is not None:
+            self.packets.extend(bytes(p) for p in self._ctx.encode(None))
+        if len(self.packets) != self.count or len(t) != self.count:
+            raise VideoError(f"camera {self.name}: encoder returned {len(self.packets)} packets "
+                             f"for {self.count} frames ({len(t)} times)")
+        return VideoPackets(name=self.name, t=np.asarray(t, dtype=np.float64),
+                            keyframe=np.array([is_idr(d) for d in self.packets], dtype=bool),
+                            data=self.packets)
+
+
+def _slice_types(access_unit: bytes) -> list[int]:
+    """slice_type (mod 5: 0 P, 1 B, 2 I) of each slice NAL (types 1, 5) of an Annex B unit.
+
+    Reads the first two ue(v) fields of the slice header (first_mb_in_slice, slice_type).
+    """
+    out = []
+    i = access_unit.find(b"\x00\x00\x01")
+    while i != -1 and i + 4 < len(access_unit):
+        if access_unit[i + 3] & 0x1F in (1, 5):
+            raw = access_unit[i + 4: i + 12].replace(b"\x00\x00\x03", b"\x00\x00")
+            bits = "".join(f"{b:08b}" for b in raw)
+            pos, vals = 0, []
+            for _ in range(2):
+                zeros = len(bits) - len(bits[pos:].lstrip("0")) - pos
+                pos += zeros
+                vals.append(int(bits[pos: pos + zeros + 1], 2) - 1)
+                pos += zeros + 1
+            out.append(vals[1] % 5)
+        i = access_unit.find(b"\x00\x00\x01", i + 3)
+    return out
+
+
+def h264_conforms(units: list[bytes]) -> str:
+    """Why H.264 access units (one per message) cannot be copied into a bundle; "" if they can.
+
+    Annex B, the first unit an IDR with SPS/PPS, every IDR with SPS/PPS, no B slices, and the
+    first picture 8-bit 4:2:0 in limited range (decoded alone).
+    """
+    if not units:
+        return "no frames"
+    for i, d in enumerate(units):
+        if not d.startswith((b"\x00\x00\x01", b"\x00\x00\x00\x01")):
+            return f"frame {i} is not Annex B"
+        types = nal_types(d)
+        if 5 in types and not {7, 8} <= set(types):
+            return f"keyframe {i} lacks SPS/PPS"
+        if i == 0 and 5 not in types:
+            return "the first frame is not an IDR keyframe"
+        if 1 in _slice_types(d):
+            return f"frame {i} has B slices"
+    decoder = PacketDecoder("h264")
+    frames = decoder.decode(units[0], 0) or decoder.flush()
+    if frames and frames[0].format.name != "yuv420p":
+        return f"pixel format {frames[0].format.name}"
+    if frames and frames[0].color_range == ColorRange.JPEG:
+        return "full colour range"
+    return ""

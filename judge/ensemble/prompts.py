@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from judge.bundle.contacts import ContactEvent
+from judge.bundle.events import ContactEvent
 from judge.bundle.streams import Signals
 from judge.config import configs_dir, load_yaml
 from judge.ensemble.taxonomy import Taxonomy

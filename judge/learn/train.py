@@ -139,6 +139,11 @@ def assign_part(group: str, seed: int, cfg: TrainConfig) -> str:
     return ("test", "validation", "calibration", "train")[int(np.searchsorted(edges, u, "right"))]
 
 
+def seed_group(task_id: str, seed: str | None, run_id: str) -> str:
+    """The seed group a run is split by: its task and its ``seed`` attribution (else its id)."""
+    return f"{task_id}:{seed or run_id}"
+
+
 def split_runs(pairs: Sequence[tuple[object, Label]],
                cfg: TrainConfig) -> dict[str, list[tuple[object, Label, str]]]:
     """(run, label, seed group) of each labelled run in its part (:data:`PARTS`), by the split
@@ -148,7 +153,7 @@ def split_runs(pairs: Sequence[tuple[object, Label]],
     for run, label in pairs:
         if run.attribution.task.id in cfg.hold_out_tasks:
             continue
-        group = f"{run.attribution.task.id}:{run.attribution.seed or run.run_id}"
+        group = seed_group(run.attribution.task.id, run.attribution.seed, run.run_id)
         parts[assign_part(group, split_seed, cfg)].append((run, label, group))
     return parts
 

@@ -226,7 +226,19 @@ def parse_row(line: int, raw: dict[str, Any],
     except ValueError:
         errors.append(RowError(line, "labeled_at", f"{at!r} is not an ISO 8601 timestamp "
                                "(e.g. 2026-09-16T14:02:00Z)"))
+    except OverflowError:  # its offset moves it out of years 1..9999
+        errors.append(RowError(line, "labeled_at", f"{at!r} is outside years 1-9999 in UTC"))
     return errors or Label(**vals)
+
+
+def check_label(run_id: str, attempt: object, success: object, failure_class: object,
+                labeled_by: object, labeled_at: object) -> Label | list[RowError]:
+    """One label given one at a time (the API's ``POST …/labels``, the review page),
+    checked exactly as a row of a label file: a :class:`Label`, or every error (``line``
+    0), each naming its field."""
+    return parse_row(0, {"run_id": run_id, "attempt": attempt, "success": success,
+                         "failure_class": failure_class, "labeled_by": labeled_by,
+                         "labeled_at": labeled_at})
 
 
 def read_labels(path: str | Path, taxonomy: Taxonomy | None = None,

@@ -121,6 +121,21 @@ operator_labels = sa.Table(
     sa.UniqueConstraint("run_id", "labeled_by", "labeled_at"),
 )
 
+#: What the review queue knew when a label was made through it (migration 0009,
+#: judge.ledgers.review): one row per such label; imported labels have none.
+review_labels = sa.Table(
+    "review_labels", metadata,
+    sa.Column("label_id", sa.Integer, sa.ForeignKey("operator_labels.label_id"),
+              primary_key=True, autoincrement=False),
+    sa.Column("judge_version", sa.Text, nullable=False, index=True),
+    sa.Column("strategy", sa.Text, nullable=False),
+    sa.Column("rank", sa.Integer, nullable=False),
+    sa.Column("score", sa.Float, nullable=False),
+    sa.Column("reason", sa.Text, nullable=False),
+    sa.Column("note", sa.Text, nullable=True),
+    sa.CheckConstraint("rank >= 1", name="rank_pos"),
+)
+
 judge_versions = sa.Table(
     "judge_versions", metadata,
     sa.Column("judge_version", sa.Text, primary_key=True),

@@ -135,9 +135,10 @@ def decode_cursor(cursor: str) -> tuple[str, str]:
     raise OutcomeError(f"cursor {cursor!r}: not a cursor of this list")
 
 
-def _paged(conn: Connection, q: Any, key: Any, limit: int,
-           cursor: str | None) -> tuple[list[Any], str | None, str | None]:
-    """A page of ``q`` ordered by ``key`` from ``cursor``, and the next / previous cursors."""
+def _paged(conn: Connection, q: Any, key: Any, limit: int, cursor: str | None,
+           field: str = "sequence_uid") -> tuple[list[Any], str | None, str | None]:
+    """A page of ``q`` ordered by ``key`` from ``cursor``, and the next / previous cursors
+    (``field``: the column of a row that holds its ``key``)."""
     direction, at = decode_cursor(cursor) if cursor else ("after", None)
     if direction == "after":
         page = q.where(key > at) if at is not None else q
@@ -146,7 +147,7 @@ def _paged(conn: Connection, q: Any, key: Any, limit: int,
         rows = conn.execute(q.where(key < at).order_by(key.desc()).limit(limit)).all()[::-1]
     if not rows:
         return [], None, None
-    first, last = rows[0].sequence_uid, rows[-1].sequence_uid
+    first, last = rows[0]._mapping[field], rows[-1]._mapping[field]
     earlier = conn.execute(q.where(key < first).limit(1)).first() is not None
     later = conn.execute(q.where(key > last).limit(1)).first() is not None
     return (rows, encode_cursor("after", last) if later else None,
@@ -219,24 +220,57 @@ class OutcomeStore:
             else:
                 conn.execute(g.update().where(*where).values(access=access))
 
-    def list_datasets(self, key_id: str | None = None) -> list[dict[str, Any]]:
-        """Every dataset the caller may read, by name, with its sequence count."""
+    def _readable(self, key_id: str | None) -> Any:
+        """The datasets ``key_id`` may read, each with its name, access and sequence count
+        (the rule of :meth:`access`, in SQL so that a page is a ``LIMIT``)."""
+        d, g = S.datasets, S.dataset_grants
         counts = (sa.select(S.sequences.c.dataset_id, sa.func.count().label("n"))
                   .group_by(S.sequences.c.dataset_id).subquery())
+        name = (d.c.owner + "/" + d.c.slug).label("name")
+        if key_id is None:
+            access: Any = sa.literal("edit")
+            q = sa.select(d)
+        else:
+            access = sa.func.coalesce(g.c.access, sa.case((d.c.public.is_(True), "read")))
+            q = sa.select(d).outerjoin(g, sa.and_(g.c.dataset_id == d.c.dataset_id,
+                                                  g.c.key_id == key_id)).where(
+                sa.or_(g.c.access.is_not(None), d.c.public.is_(True)))
+        q = q.outerjoin(counts, counts.c.dataset_id == d.c.dataset_id).add_columns(
+            name, access.label("access"), counts.c.n)
+        return q, name
+
+    @staticmethod
+    def _dataset_row(row: Any) -> dict[str, Any]:
+        return {"dataset": row.name, "public": bool(row.public), "sequences": row.n or 0,
+                "access": row.access, "created_at": _iso(row.created_at)}
+
+    def list_datasets(self, key_id: str | None = None) -> list[dict[str, Any]]:
+        """Every dataset the caller may read, by name, with its sequence count."""
+        q, name = self._readable(key_id)
         with self.engine.connect() as conn:
-            rows = conn.execute(sa.select(S.datasets, counts.c.n).outerjoin(
-                counts, counts.c.dataset_id == S.datasets.c.dataset_id).order_by(
-                S.datasets.c.owner, S.datasets.c.slug)).all()
-        out = []
-        for row in rows:
-            m = dict(row._mapping)
-            n = m.pop("n") or 0
-            ds = Dataset(**m)
-            access = self.access(ds, key_id)
-            if access:
-                out.append({"dataset": ds.name, "public": ds.public, "sequences": n,
-                            "access": access, "created_at": _iso(ds.created_at)})
-        return out
+            rows = conn.execute(q.order_by(name)).all()
+        return [self._dataset_row(r) for r in rows]
+
+    def dataset_page(self, key_id: str | None = None, *, limit: int = MAX_PAGE,
+                     cursor: str | None = None) -> dict[str, Any]:
+        """One page of :meth:`list_datasets` by name: ``results``, ``next``, ``previous``
+        (cursors; None at either end)."""
+        if not 1 <= limit <= MAX_PAGE:
+            raise OutcomeError(f"limit {limit}: must be from 1 to {MAX_PAGE}")
+        q, name = self._readable(key_id)
+        with self.engine.connect() as conn:
+            rows, nxt, prev = _paged(conn, q, name, limit, cursor, field="name")
+        return {"results": [self._dataset_row(r) for r in rows], "next": nxt,
+                "previous": prev}
+
+    def describe(self, name: str, key_id: str | None = None) -> dict[str, Any]:
+        """The dataset as a row of :meth:`list_datasets` (NotFound if the caller may not
+        read it)."""
+        ds = self.dataset(name, key_id)
+        q, _ = self._readable(key_id)
+        with self.engine.connect() as conn:
+            row = conn.execute(q.where(S.datasets.c.dataset_id == ds.dataset_id)).one()
+        return self._dataset_row(row)
 
     # --- sequences ----------------------------------------------------------------
     def add_sequence(self, name: str, bundle_hash: str, bundle_uri: str,
@@ -394,23 +428,43 @@ class OutcomeStore:
         if not 1 <= limit <= MAX_PAGE:
             raise OutcomeError(f"limit {limit}: must be from 1 to {MAX_PAGE}")
         ds = self.dataset(name, key_id)
-        s, t = S.sequences, S.sequence_outcomes
-        join = s.outerjoin(t, sa.and_(t.c.dataset_id == s.c.dataset_id,
-                                      t.c.sequence_uid == s.c.sequence_uid,
-                                      t.c.is_current.is_(True)))
-        q = sa.select(s.c.sequence_uid, s.c.bundle_hash, s.c.bundle_uri, s.c.length_s,
-                      t.c.outcome, t.c.version, t.c.evaluation_membership).select_from(
-            join).where(s.c.dataset_id == ds.dataset_id)
+        q, t = self._sequence_rows(ds), S.sequence_outcomes
         for field, value in (filters or {}).items():
             values = parse_filter(field, value)
             if values:
                 q = q.where(t.c[field].in_(values))
         with self.engine.connect() as conn:
-            rows, nxt, prev = _paged(conn, q, s.c.sequence_uid, limit, cursor)
-        results = [{"sequence_uid": r.sequence_uid, "bundle_hash": r.bundle_hash,
-                    "length_s": r.length_s, "outcome": r.outcome, "outcome_version": r.version,
-                    "evaluation_membership": r.evaluation_membership} for r in rows]
-        return {"results": results, "next": nxt, "previous": prev}
+            rows, nxt, prev = _paged(conn, q, S.sequences.c.sequence_uid, limit, cursor)
+        return {"results": [self._sequence_row(r) for r in rows], "next": nxt,
+                "previous": prev}
+
+    def get_sequence(self, name: str, uid: str, *, key_id: str | None = None) -> dict[str, Any]:
+        """One sequence as a row of :meth:`list_sequences` (NotFound: no dataset the caller
+        may read, or no such sequence in it)."""
+        ds = self.dataset(name, key_id)
+        with self.engine.connect() as conn:
+            row = conn.execute(self._sequence_rows(ds).where(
+                S.sequences.c.sequence_uid == uid)).first()
+        if row is None:
+            raise NotFound(f"sequence {uid!r}: not in dataset {ds.name}")
+        return self._sequence_row(row)
+
+    @staticmethod
+    def _sequence_rows(ds: Dataset) -> Any:
+        """The dataset's sequences joined with their current label."""
+        s, t = S.sequences, S.sequence_outcomes
+        join = s.outerjoin(t, sa.and_(t.c.dataset_id == s.c.dataset_id,
+                                      t.c.sequence_uid == s.c.sequence_uid,
+                                      t.c.is_current.is_(True)))
+        return sa.select(s.c.sequence_uid, s.c.bundle_hash, s.c.length_s, t.c.outcome,
+                         t.c.version, t.c.evaluation_membership).select_from(join).where(
+            s.c.dataset_id == ds.dataset_id)
+
+    @staticmethod
+    def _sequence_row(r: Any) -> dict[str, Any]:
+        return {"sequence_uid": r.sequence_uid, "bundle_hash": r.bundle_hash,
+                "length_s": r.length_s, "outcome": r.outcome, "outcome_version": r.version,
+                "evaluation_membership": r.evaluation_membership}
 
     def current_labels(self, ds: Dataset) -> dict[str, dict[str, Any]]:
         """sequence_uid -> current label row (as revealed to an editor), for exports."""

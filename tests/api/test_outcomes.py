@@ -114,13 +114,14 @@ def test_list_pages_filters_and_sequences(client, keys, seqs):
     assert [r["sequence_uid"] for r in back["results"]] == seqs[:2]
     lane = client.get(f"{DS}/sequences/?outcome=mistake_and_recovery,intervention",
                       headers=bearer(rw)).json()
-    assert [r["sequence_uid"] for r in lane["results"]] == seqs[1:]
+    assert [r["uid"] for r in lane["results"]] == seqs[1:]
     lane2 = client.get(f"{DS}/sequence-outcomes/?outcome=mistake_and_recovery,intervention",
                        headers=bearer(rw)).json()
     assert [r["sequence_uid"] for r in lane2["results"]] == seqs[1:]
     assert client.get(f"{DS}/sequence-outcomes/?limit=101", headers=bearer(rw)).status_code \
         == 422
-    assert client.get("/api/v1/datasets/", headers=bearer(rw)).json() == [
-        {"dataset": "acme/kitchen", "public": False, "sequences": 3, "access": "edit",
-         "created_at": client.get("/api/v1/datasets/", headers=bearer(rw)).json()[0][
-             "created_at"]}]
+    page = client.get("/api/v1/datasets/", headers=bearer(rw)).json()
+    assert page == {"results": [
+        {"uid": "acme/kitchen", "name": "kitchen", "slug": "kitchen", "owner_name": "acme",
+         "public": False, "access": "edit", "item_count": 3, "is_sequence": True,
+         "created_at": page["results"][0]["created_at"]}], "next": None, "previous": None}

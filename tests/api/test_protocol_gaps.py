@@ -146,7 +146,7 @@ def test_a_labeled_at_its_offset_moves_out_of_range_is_a_422_not_a_500(client, l
     r = client.post("/v1/runs/run_x/labels", json=doc, headers=bearer(live_key))
     assert (r.status_code, r.json()["invalid_params"]) == (422, [{
         "name": "labeled_at",
-        "reason": "labeled_at '0001-01-01T00:00:00+23:59': outside years 1-9999 in UTC"}])
+        "reason": "'0001-01-01T00:00:00+23:59' is outside years 1-9999 in UTC"}])
     spec = client.get("/openapi.json").json()
     assert spec["components"]["schemas"]["LabelRequest"]["properties"]["labeled_at"][
         "format"] == "date-time"

@@ -1,11 +1,21 @@
-"""Fuzzing the input path: seeded mutations of a valid bundle through `rcjudge inspect`.
+"""Fuzzing the input path: seeded mutations of valid bundles through `rcjudge inspect`.
+
+The bases: a synthetic bundle (``bench.synth``), a bundle made by ``rcjudge bundle create``
+from recordings in each codec PyAV writes here (H.264 with B-frames, plain H.264 that is
+copied, HEVC, AV1, VP9, MJPEG), and, where the sim extra is installed (CI has it), a MuJoCo
+rollout written by ``bench.sim`` at test time (``sim``-marked: a committed sim bundle would
+go stale against the generator; making one takes ~4 s).
 
 Each mutation (byte flips in every file kind, truncations, manifest and attribution edits,
 zero-length, missing, symlinked and unreadable files, sidecar cameras) must end either in
 exit 1 or 2 with exactly one stderr line and no traceback, or in a report identical to the
-unmutated bundle's. Kinds that cannot matter (an unlisted file, the manifest re-indented,
+unmutated base's. Kinds that cannot matter (an unlisted file, the manifest re-indented,
 an extra env field, a symlink to an identical copy) must give the identical report.
-``main()`` runs in-process (no subprocess per case) to stay fast.
+``main()`` runs in-process (no subprocess per case) to stay fast. Each case has its own
+seed, ``"SEED:base:kind:i"``, so a crash is replayed by its name alone (the failure prints
+it); every crash found stays in :data:`REGRESSIONS` with the line it now ends in. A batch
+over one bad case of each kind and the good bundles records each bad one once and judges
+each good bundle once.
 
 Permission denied: the tests run as root, where ``chmod 000`` does not deny a read, so
 "unreadable" is made by a folder where a file should be (``IsADirectoryError``).
@@ -21,13 +31,53 @@ import random
 import shutil
 from collections import Counter
 from collections.abc import Callable
+from fractions import Fraction
 from pathlib import Path
+
+import numpy as np
+import pytest
 
 from judge.bundle.manifest import write_manifest
 from rcjudge.cli import main
 
-N_PER_KIND = 25  # x 22 kinds = 550 mutations
 SEED = 28
+# mutations a kind, per base: x 22 kinds = 220 + 6 x 66 = 616 a run (+ 110 with the sim extra)
+N_PER_KIND = {"synth": 10, "h264_bframes": 3, "h264_plain": 3, "hevc": 3, "av1": 3,
+              "vp9": 3, "mjpeg": 3, "sim": 5}
+# recordings for `bundle create`: codec, its options, pixel format, container
+CODECS = {"h264_bframes": ("libx264", {}, "yuv420p", "mp4"),  # libx264 defaults: B-frames
+          "h264_plain": ("libx264", {"bf": "0", "g": "5"}, "yuv420p", "mp4"),  # copied
+          "hevc": ("libx265", {"x265-params": "log-level=none"}, "yuv420p", "mkv"),
+          "av1": ("libsvtav1", {}, "yuv420p", "mp4"),
+          "vp9": ("libvpx-vp9", {}, "yuv420p", "webm"),
+          "mjpeg": ("mjpeg", {}, "yuvj420p", "avi")}
+W, H, FPS, FRAMES = 96, 64, 10, 20
+# Crashes the fuzzer found, replayed by name: base, kind, the case's seed, and the line it
+# now ends in ({d}: the case's folder; a line ending in "\n" is exact, else its start).
+# All but the last were found by the first 550-case synth run (seeds: Random(28)'s draws,
+# 25 a kind) on main before judge.bundle.boundary: 63 crashes in these 6 classes.
+_LOOP = "Too many levels of symbolic links\n"
+REGRESSIONS = {
+    "symlink_loop_manifest": ("synth", "symlink_loop", 0.6211031326652328,
+                              "{d}/manifest.json: " + _LOOP),  # and 7 more seeds
+    "symlink_loop_attribution": ("synth", "symlink_loop", 0.7598734910798755,
+                                 "{d}/attribution.json: " + _LOOP),  # and 7 more
+    "symlink_loop_mcap": ("synth", "symlink_loop", 0.8505693751830852,
+                          "{d}/rollout.mcap: " + _LOOP),  # and 8 more
+    "root_symlink_loop": ("synth", "root_symlink_loop", 0.7705921581862208,
+                          "{d}/manifest.json: " + _LOOP),  # and 24 more
+    "manifest_is_a_folder": ("synth", "unreadable", 0.12955544449625933,
+                             "{d}/manifest.json: Is a directory\n"),  # and 8 more
+    "zero_length_sidecar": ("synth", "sidecar", 0.41259923039462065,
+                            "{d}/cameras/extra.mp4: not a readable video file (Invalid "
+                            "argument)\n"),  # and 2 more
+    # a flipped byte in the summary's Channel record: schema id 259, which no Schema record
+    # has -> KeyError in load_streams (also on main after the boundary); the Footer's
+    # summary CRC now names it
+    "summary_channel_schema_id_flipped": ("synth", "flip_mcap_many", 0.5203412140430277,
+                                          "{d}/rollout.mcap: summary section CRC mismatch: "
+                                          "bytes "),
+}
 CANNOT_MATTER = {"unlisted_file", "manifest_reindent", "attribution_extra_env",
                  "symlink_to_copy_outside"}
 LISTED = ["attribution.json", "rollout.mcap"]
@@ -225,47 +275,229 @@ def mutations(outside: Path, sidecar_mp4: bytes) -> dict[str, Mutation]:
     }
 
 
-def test_fuzzed_bundles_are_one_line_or_identical(make_bundles, tmp_path, capsys):
-    base = make_bundles(1, seed=3, outcome="grasp.slip", width=96, height=64, fps=10)[0]
-    fixture = Path(__file__).resolve().parents[1] / "fixtures" / "lerobot"
-    mp4 = next(iter(sorted(fixture.rglob("*.mp4"))))
-    outcome, code, stdout, err = run_inspect(base)
-    assert (outcome, code, err) == ("ok", 0, "")
-    expected = comparable(stdout)
-    outside = tmp_path / "outside"
-    outside.mkdir()
+def write_video(path: Path, codec: str, options: dict, pix: str) -> Path:
+    """FRAMES frames at FPS, each drawing its index (``bench.synth.frame_code``)."""
+    import av
+
+    from bench.synth import frame_code
+
+    with av.open(str(path), "w") as c:
+        st = c.add_stream(codec, rate=FPS)
+        st.width, st.height, st.pix_fmt = W, H, pix
+        if options:
+            st.codec_context.options = options
+        for i in range(FRAMES):
+            img = np.full((H, W, 3), 40 + 8 * i, np.uint8)
+            block, bits = frame_code(i, W)
+            for b, bit in enumerate(bits):
+                img[:block, b * block:(b + 1) * block] = 255 if bit else 0
+            vf = av.VideoFrame.from_ndarray(img, format="rgb24")
+            vf.pts, vf.time_base = i, Fraction(1, FPS)
+            for pk in st.encode(vf):
+                c.mux(pk)
+        for pk in st.encode(None):
+            c.mux(pk)
+    return path
+
+
+def created_bundle(root: Path, name: str) -> Path:
+    """``bundle create`` from three cameras recorded with ``CODECS[name]``."""
+    from judge.bundle.create import create_bundle
+
+    codec, options, pix, ext = CODECS[name]
+    rec = root / f"rec-{name}"
+    rec.mkdir(parents=True)
+    videos = {cam: str(write_video(rec / f"{cam}.{ext}", codec, options, pix))
+              for cam in ("front", "side", "wrist")}
+    t = np.arange(201) / 100.0
+    rows = ["time,shoulder.position,shoulder.velocity,shoulder.effort,gripper.width,"
+            "gripper.force"]
+    rows += [f"{x:.2f},{0.1 * x:.3f},0.1,1.0,{0.08 if x < 1 else 0.05},"
+             f"{20.0 if x >= 1 else 0.0}" for x in t]
+    (rec / "signals.csv").write_text("\n".join(rows) + "\n")
+    attr = {"policy": {"vendor": "lab", "name": "p", "version": "1", "checkpoint": "sha256:ab"},
+            "body": {"arm": "ur5e", "hand": "robotiq-2f85", "dof": 7, "mount_h_mm": 850,
+                     "calibrated_at": "2026-10-01"},
+            "task": {"id": "tabletop.pick_place.cube_001", "tier": "B"},
+            "env": {"lighting_k": 5000}, "seed": 7}
+    (rec / "attribution.json").write_text(json.dumps(attr))
+    out = root / f"created-{name}"
+    create_bundle(videos, str(rec / "signals.csv"), str(rec / "attribution.json"), str(out))
+    return out
+
+
+@pytest.fixture(scope="module")
+def bases(make_bundles, tmp_path_factory) -> dict[str, Path]:
+    """Base name -> a valid bundle: the synthetic one and one created from each codec."""
+    root = tmp_path_factory.mktemp("fuzz-bases")
+    out = {"synth": make_bundles(1, seed=3, outcome="grasp.slip", width=96, height=64,
+                                 fps=10)[0]}
+    return out | {name: created_bundle(root, name) for name in CODECS}
+
+
+@pytest.fixture(scope="module")
+def fuzz_kit(tmp_path_factory) -> dict[str, Mutation]:
+    """The mutation kinds, with their folder outside the bundles and a sidecar mp4."""
+    outside = tmp_path_factory.mktemp("outside")
     (outside / "noise").write_bytes(b"noise")
-    kinds = mutations(outside, mp4.read_bytes())
-    rng = random.Random(SEED)
+    fixture = Path(__file__).resolve().parents[1] / "fixtures" / "lerobot"
+    return mutations(outside, next(iter(sorted(fixture.rglob("*.mp4")))).read_bytes())
+
+
+def make_case(base: Path, kinds: dict[str, Mutation], kind: str, seed: object,
+              d: Path) -> Path:
+    """The base copied to ``d`` and mutated by ``kind`` with its own seed."""
+    shutil.copytree(base, d)
+    kinds[kind](d, random.Random(seed))
+    return d
+
+
+def remove(d: Path) -> None:
+    if d.is_dir() and not d.is_symlink():
+        shutil.rmtree(d, ignore_errors=True)
+    elif d.is_symlink() or d.exists():
+        d.unlink()
+
+
+def case_seed(base: str, kind: str, i: int) -> str:
+    return f"{SEED}:{base}:{kind}:{i}"
+
+
+def fuzz(bases: dict[str, Path], kinds: dict[str, Mutation], tmp: Path) -> tuple[
+        Counter, Counter, Counter, list[str]]:
+    """Every case of every base: (mutations by kind, outcomes by kind, by base, crashes)."""
     by_kind: Counter = Counter()
     outcomes: Counter = Counter()
+    by_base: Counter = Counter()
     crashes: list[str] = []
-    for kind, mutate in kinds.items():
-        for i in range(N_PER_KIND):
-            d = tmp_path / f"{kind}-{i}"
-            shutil.copytree(base, d)
-            mutate(d, random.Random(rng.random()))
-            result, code, stdout, err = run_inspect(d)
-            by_kind[kind] += 1
-            if result == "ok":
-                result = "identical" if comparable(stdout) == expected else "different"
-            outcomes[(kind, result)] += 1
-            if result == "crash" or (result == "different" and kind in CANNOT_MATTER) or \
-                    (result != "identical" and kind in CANNOT_MATTER):
-                crashes.append(f"{kind}-{i}: exit {code}: {err.strip()[-300:]}")
-            if d.is_dir() and not d.is_symlink():
-                shutil.rmtree(d, ignore_errors=True)
-            elif d.is_symlink() or d.exists():
-                d.unlink()
-    with capsys.disabled():
-        print(f"\nfuzz: {sum(by_kind.values())} mutations, {len(kinds)} kinds, seed {SEED}")
+    for name, base in bases.items():
+        result, code, stdout, err = run_inspect(base)
+        assert (result, code, err) == ("ok", 0, ""), (name, err)
+        expected = comparable(stdout)
         for kind in kinds:
-            parts = ", ".join(f"{r} {outcomes[(kind, r)]}" for r in
-                              ("error", "identical", "different", "crash")
-                              if outcomes[(kind, r)])
-            print(f"  {kind:<24} {by_kind[kind]:>3}: {parts}")
-        print(f"  crashes: {len(crashes)}")
-        for c in crashes[:40]:
-            print("   ", c)
-    assert sum(by_kind.values()) >= 500
+            for i in range(N_PER_KIND[name]):
+                d = make_case(base, kinds, kind, case_seed(name, kind, i),
+                              tmp / f"{name}-{kind}-{i}")
+                result, code, stdout, err = run_inspect(d)
+                if result == "ok":
+                    result = "identical" if comparable(stdout) == expected else "different"
+                by_kind[kind] += 1
+                by_base[name] += 1
+                outcomes[(kind, result)] += 1
+                if result == "crash" or (result != "identical" and kind in CANNOT_MATTER):
+                    # to keep it: REGRESSIONS["what broke"] = (name, kind, seed, its line)
+                    crashes.append(f"({name!r}, {kind!r}, {case_seed(name, kind, i)!r}): "
+                                   f"{result} exit {code}: {err.strip()[-300:]}")
+                remove(d)
+    return by_kind, outcomes, by_base, crashes
+
+
+def show(by_kind: Counter, outcomes: Counter, by_base: Counter, crashes: list[str]) -> None:
+    print(f"\nfuzz: {sum(by_kind.values())} mutations, {len(by_kind)} kinds, seed {SEED}; "
+          "by base: " + ", ".join(f"{b} {n}" for b, n in by_base.items()))
+    for kind, n in by_kind.items():
+        parts = ", ".join(f"{r} {outcomes[(kind, r)]}" for r in
+                          ("error", "identical", "different", "crash") if outcomes[(kind, r)])
+        print(f"  {kind:<24} {n:>3}: {parts}")
+    total = Counter()
+    for (_, r), n in outcomes.items():
+        total[r] += n
+    print("  outcomes: " + ", ".join(f"{r} {total[r]}" for r in
+                                     ("error", "identical", "different", "crash")))
+    print(f"  tracebacks/crashes: {len(crashes)}")
+    for c in crashes[:40]:
+        print("   ", c)
+
+
+def test_fuzzed_bundles_are_one_line_or_identical(bases, fuzz_kit, tmp_path, capsys):
+    by_kind, outcomes, by_base, crashes = fuzz(bases, fuzz_kit, tmp_path)
+    with capsys.disabled():
+        show(by_kind, outcomes, by_base, crashes)
+    assert sum(by_kind.values()) == 22 * (10 + 6 * 3) >= 500
+    assert set(by_base) == {"synth", *CODECS}
     assert crashes == []
+
+
+@pytest.mark.sim
+def test_fuzzed_sim_bundle_is_one_line_or_identical(fuzz_kit, tmp_path, capsys):
+    from bench.sim.generate import make_config, write_sim_set
+
+    cfg = make_config(seed=11, tasks=("pick-place",), perturbation="none", width=96,
+                      height=64, fps=8, duration_s=1.0, group_size=1)
+    base = write_sim_set(tmp_path / "sim", 1, cfg, workers=1)[0][0]
+    by_kind, outcomes, by_base, crashes = fuzz({"sim": base}, fuzz_kit, tmp_path)
+    with capsys.disabled():
+        show(by_kind, outcomes, by_base, crashes)
+    assert sum(by_kind.values()) == 22 * 5
+    assert crashes == []
+
+
+@pytest.mark.parametrize("name", sorted(REGRESSIONS))
+def test_named_regression_case(name, bases, fuzz_kit, tmp_path):
+    base, kind, seed, line = REGRESSIONS[name]
+    d = make_case(bases[base], fuzz_kit, kind, seed, tmp_path / name)
+    result, code, _, err = run_inspect(d)
+    assert (result, code) == ("error", 2), err  # inspect: a bad input is exit 2
+    line = "rcjudge: error: " + line.format(d=d)
+    assert err == line if line.endswith("\n") else err.startswith(line), err
+
+
+@pytest.mark.ray
+@pytest.mark.slow
+def test_batch_over_fuzzed_bundles_records_each_failure_and_judges_each_good_once(
+        bases, fuzz_kit, tmp_path):
+    """One bad case of every kind that can matter (its base taking turns), the unmutated
+    bases and the cannot-matter kinds of two bases, in one folder through ``rcjudge batch``:
+    each bad one is one failure record with the line ``inspect`` gave, each good bundle one
+    judgment (a cannot-matter copy with its base's bundle hash is the same run: judged
+    once, the other copy skipped), exit 1."""
+    import subprocess
+    import sys
+
+    from judge.bundle.manifest import claimed_bundle_hash
+    from judge.ledgers.store import Ledger
+    from tests.integration.test_batch_errors import fake_version
+
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    names = list(bases)
+    good, bad = [], {}
+    for n, kind in enumerate(k for k in fuzz_kit if k not in CANNOT_MATTER):
+        for i in range(N_PER_KIND["synth"]):  # the first case of this kind that is an error
+            base = names[(n + i) % len(names)]
+            d = make_case(bases[base], fuzz_kit, kind, case_seed(base, kind, i),
+                          runs / f"{kind}-{base}-{i}")
+            result, _, _, err = run_inspect(d)
+            if result == "error":
+                bad[str(d)] = err.removeprefix("rcjudge: error: ").rstrip("\n")
+                break
+            remove(d)
+    for base in names:
+        good.append(shutil.copytree(bases[base], runs / f"good-{base}"))
+    for base in names[:2]:
+        for kind in sorted(CANNOT_MATTER):
+            good.append(make_case(bases[base], fuzz_kit, kind, case_seed(base, kind, 0),
+                                  runs / f"{kind}-{base}-0"))
+    assert len(bad) == 22 - len(CANNOT_MATTER) and len(good) == 7 + 2 * 4
+    hashes = {g.name: claimed_bundle_hash(str(g)) for g in good}
+    # unlisted file, re-indented manifest, symlink to a copy: the base's hash; an extra env
+    # field: a bundle of its own
+    assert len(set(hashes.values())) == 7 + 2
+    url = f"sqlite:///{tmp_path / 'ledger.db'}"
+    proc = subprocess.run([sys.executable, "-m", "rcjudge.cli", "batch", str(runs),
+                           "--judge", str(fake_version(tmp_path)), "--db", url, "--json"],
+                          capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "RAY_AUTH_MODE": "disabled"})
+    assert proc.returncode == 1, proc.stderr[-2000:]
+    assert "Traceback" not in proc.stderr
+    s = json.loads(proc.stdout)
+    assert (s["total"], s["judged"], s["skipped"], s["failed"]) == (
+        len(bad) + len(good), 9, len(good) - 9, len(bad))
+    assert sorted((f["uri"], f["message"]) for f in s["failures"]) == sorted(bad.items())
+    with Ledger.open(url) as ledger:
+        kept = [(f["bundle_uri"], f["message"]) for f in ledger.failures("fake-errors")]
+        assert sorted(kept) == sorted(bad.items())  # one record each
+        judged = ledger.judged_run_ids("fake-errors")
+        assert judged <= set(hashes) and len(judged) == 9
+        assert {hashes[r] for r in judged} == set(hashes.values())  # each bundle once
+        assert ledger.counts()["judgments"] == 9

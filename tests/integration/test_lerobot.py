@@ -10,6 +10,7 @@ datasets written by the lerobot package itself (``tests/fixtures/lerobot/``, mad
 from __future__ import annotations
 
 import json
+import re
 from fractions import Fraction
 from pathlib import Path
 
@@ -23,7 +24,7 @@ import yaml
 from bench.synth import frame_code, read_frame_index
 from judge.bundle.decode import decode_frames, load_streams
 from judge.bundle.intake import intake
-from judge.bundle.lerobot import LeRobotError, import_lerobot
+from judge.bundle.lerobot import LeRobotError, LeRobotSetupError, import_lerobot
 from rcjudge.cli import main
 
 W, H, FPS = 160, 120, 10
@@ -181,7 +182,7 @@ def test_v21_two_cameras_refused_or_padded(tmp_path, mapping):
                                            r"needs 3 \(--pad-cameras repeats the first\)"):
         import_lerobot(str(root), str(tmp_path / "o"), mapping)
     assert not (tmp_path / "o").exists()
-    got = import_lerobot(str(root), str(tmp_path / "o"), mapping, pad_cameras=True)
+    got = import_lerobot(str(root), str(tmp_path / "o"), mapping, pad_cameras=True).bundles
     assert got[0]["frames"] == {"front": 12, "wrist": 12, "front_copy": 12}
     streams = load_streams(intake(got[0]["bundle"]))
     assert sorted(streams.videos) == ["front", "front_copy", "wrist"]
@@ -189,19 +190,21 @@ def test_v21_two_cameras_refused_or_padded(tmp_path, mapping):
 
 def test_mapping_and_episode_errors(tmp_path, mapping):
     root = write_v21(tmp_path / "ds21")
-    with pytest.raises(LeRobotError, match=r"--episodes '0,4-5': episode\(s\) \[4, 5\] not in "
+    with pytest.raises(LeRobotSetupError, match=r"--episodes '0,4-5': episode\(s\) \[4, 5\] "
+                                                r"not in "
                                            r"the dataset"):
         import_lerobot(str(root), str(tmp_path / "o"), mapping, episodes="0,4-5",
                        pad_cameras=True)
     bad = tmp_path / "bad.yaml"
     bad.write_text(yaml.safe_dump({**MAPPING, "tasks": {"other task": "x"}}))
-    with pytest.raises(LeRobotError, match=r"tasks has no task.id for episode 0's task "
-                                           r"'Pick up the cube"):
-        import_lerobot(str(root), str(tmp_path / "o"), str(bad), pad_cameras=True)
+    got = import_lerobot(str(root), str(tmp_path / "o"), str(bad), pad_cameras=True)
+    assert (got.bundles, [(f.episode_index, f.message) for f in got.failed]) == ([], [
+        (0, f"{bad}: tasks has no task.id for the episode's task '{TASK}'")])
     bad.write_text(yaml.safe_dump({**MAPPING, "gripper": {"profile": "franka-hand",
                                                           "width": 9}}))
-    with pytest.raises(LeRobotError, match=r"gripper.width = 9, but observation.state has 8 "
-                                           r"dimensions \(j0, j1, j2, j3, j4, j5, j6, gripper\)"):
+    with pytest.raises(LeRobotSetupError, match=r"gripper.width = 9, but observation.state "
+                                                r"has 8 dimensions \(j0, j1, j2, j3, j4, "
+                                                r"j5, j6, gripper\)"):
         import_lerobot(str(root), str(tmp_path / "o"), str(bad), pad_cameras=True)
     with pytest.raises(LeRobotError, match=r"nowhere/meta/info.json: file not found"):
         import_lerobot(str(tmp_path / "nowhere"), str(tmp_path / "o"), mapping)
@@ -285,14 +288,17 @@ def test_dataset_written_by_lerobot_itself(name, files, tmp_path, capsys):
                                                         "effort": "none"}}
         first += n
     # the same import again: every bundle folder exists, nothing is overwritten
-    with pytest.raises(LeRobotError, match=r"rcjudge_pick_cube_tiny-ep000000: already exists"):
-        import_lerobot(str(fixture), str(out), str(mapping), episodes="0")
+    again = import_lerobot(str(fixture), str(out), str(mapping), episodes="0,1")
+    assert (again.bundles, [(f.episode_index, f.message) for f in again.failed]) == ([], [
+        (i, f"{out}/rcjudge_pick_cube_tiny-ep{i:06d}: already exists; bundles are never "
+            "overwritten") for i in (0, 1)])
     # --episodes picks some; the default repo id is the folder's name (info.json has none)
     del_repo = {**yaml.safe_load(mapping.read_text())}
     del del_repo["repo_id"]
     mapping.write_text(yaml.safe_dump(del_repo))
     got = import_lerobot(str(fixture), str(tmp_path / "two"), str(mapping), episodes="2")
-    assert [(r["episode_index"], Path(r["bundle"]).name) for r in got] == [
+    assert got.failed == []
+    assert [(r["episode_index"], Path(r["bundle"]).name) for r in got.bundles] == [
         (2, f"{name}-ep000002")]
 
 
@@ -312,7 +318,7 @@ def test_v3_cut_within_lerobots_tolerance(tmp_path, mapping):
     root = write_v3(tmp_path / "ds")
     edit_episodes(root, 0, to_timestamp=lambda t: t + 1e-6)
     edit_episodes(root, 1, from_timestamp=lambda t: t + 1e-6)
-    got = import_lerobot(str(root), str(tmp_path / "o"), mapping)
+    got = import_lerobot(str(root), str(tmp_path / "o"), mapping).bundles
     assert [r["frames"] for r in got] == [{"front": 20, "side": 20, "wrist": 20},
                                          {"front": 15, "side": 15, "wrist": 15}]
     streams = load_streams(intake(got[1]["bundle"]))
@@ -323,28 +329,93 @@ def test_v3_cut_within_lerobots_tolerance(tmp_path, mapping):
 def test_v3_cut_that_disagrees_with_length_is_refused(tmp_path, mapping):
     root = write_v3(tmp_path / "ds")
     edit_episodes(root, 0, to_timestamp=2.5)  # 25 frames in the window; length and rows: 20
-    with pytest.raises(LeRobotError) as err:
-        import_lerobot(str(root), str(tmp_path / "o"), mapping)
-    assert str(err.value) == (
-        f"{root}: episode 0: camera front has 25 frame(s) in 0.000-2.500 s, but the "
-        "episode's length is 20 (and its data has 20 rows); fix from_timestamp/to_timestamp "
-        "or length")
+    got = import_lerobot(str(root), str(tmp_path / "o"), mapping, episodes="0")
+    video = root / "videos" / "observation.images.front" / "chunk-000" / "file-000.mp4"
+    assert (got.bundles, [(f.episode_index, f.message) for f in got.failed]) == ([], [
+        (0, f"{video}: camera front has 25 frame(s) in 0.000-2.500 s, but the episode's "
+            "length is 20 (and its data has 20 rows); fix from_timestamp/to_timestamp or "
+            "length")])
     assert not (tmp_path / "o").exists()
     root2 = write_v3(tmp_path / "ds2")
     edit_episodes(root2, 1, length=16)
-    with pytest.raises(LeRobotError) as err:
-        import_lerobot(str(root2), str(tmp_path / "o2"), mapping, episodes="1")
-    assert str(err.value) == (f"{root2}: episode 1: its length is 16, but its data has 15 "
-                              "rows (data/chunk-000/file-000.parquet)")
+    got = import_lerobot(str(root2), str(tmp_path / "o2"), mapping, episodes="1")
+    assert [(f.episode_index, f.message) for f in got.failed] == [
+        (1, f"{root2}/data/chunk-000/file-000.parquet: the episode has 15 rows, but its "
+            "length is 16")]
 
 
 def test_corrupt_data_parquet_is_one_line(tmp_path, mapping, capsys):
     root = write_v3(tmp_path / "ds")
     data = root / "data" / "chunk-000" / "file-000.parquet"
     data.write_bytes(b"PAR1 not really a parquet file")
-    with pytest.raises(LeRobotError) as err:
-        import_lerobot(str(root), str(tmp_path / "o"), mapping)
-    assert str(err.value).startswith(f"{root}: ArrowInvalid: ")
+    got = import_lerobot(str(root), str(tmp_path / "o"), mapping)
+    assert got.bundles == [] and [f.episode_index for f in got.failed] == [0, 1]
+    assert all(f.message.startswith(f"{data}: ArrowInvalid: ") for f in got.failed)
     assert main(["import", "lerobot", str(root), "--out", str(tmp_path / "o"),
                  "--mapping", mapping]) == 1
-    assert capsys.readouterr().err.count("\n") == 1
+    err = capsys.readouterr().err.splitlines()  # one line an episode (both read that file)
+    assert [line[:len(f"rcjudge: error: episode 0: {data}: ArrowInvalid: ")] for line in err] \
+        == [f"rcjudge: error: episode {i}: {data}: ArrowInvalid: " for i in (0, 1)]
+    # the dataset's own tables unreadable: the import stops there, one line
+    (root / "meta" / "episodes" / "chunk-000" / "file-000.parquet").write_bytes(b"PAR1 x")
+    assert main(["import", "lerobot", str(root), "--out", str(tmp_path / "o"),
+                 "--mapping", mapping]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith(f"rcjudge: error: {root}")
+    assert not (tmp_path / "o").exists()
+
+
+def test_every_bad_episode_is_named_and_the_good_ones_imported(tmp_path, mapping, capsys):
+    # issue 28: the import checks every episode; each bad one is one stderr line (episode,
+    # file, cause), nothing of it is written, the good ones are imported, exit 1
+    root = write_v3(tmp_path / "ds")
+    edit_episodes(root, 0, to_timestamp=2.5)  # 25 frames in its cut; length and rows: 20
+    out = tmp_path / "o"
+    assert main(["import", "lerobot", str(root), "--out", str(out), "--mapping", mapping,
+                 "--json"]) == 1
+    cap = capsys.readouterr()
+    video = root / "videos" / "observation.images.front" / "chunk-000" / "file-000.mp4"
+    assert cap.err.splitlines() == [
+        f"rcjudge: error: episode 0: {video}: camera front has 25 frame(s) in 0.000-2.500 s, "
+        "but the episode's length is 20 (and its data has 20 rows); fix "
+        "from_timestamp/to_timestamp or length"]
+    assert [(r["episode_index"], Path(r["bundle"]).name) for r in json.loads(cap.out)] == [
+        (1, "lab_pick_cube-ep000001")]
+    assert sorted(p.name for p in out.iterdir()) == ["lab_pick_cube-ep000001"]
+    # both bad, for two causes: two lines, nothing written at all
+    root2 = write_v3(tmp_path / "ds2")
+    edit_episodes(root2, 0, tasks=["Stack the cubes."])
+    edit_episodes(root2, 1, length=16)
+    out2 = tmp_path / "o2"
+    assert main(["import", "lerobot", str(root2), "--out", str(out2), "--mapping",
+                 mapping]) == 1
+    cap = capsys.readouterr()
+    assert cap.out == ""
+    assert cap.err.splitlines() == [
+        f"rcjudge: error: episode 0: {mapping}: tasks has no task.id for the episode's task "
+        "'Stack the cubes.'",
+        f"rcjudge: error: episode 1: {root2}/data/chunk-000/file-000.parquet: the episode "
+        "has 15 rows, but its length is 16"]
+    assert not out2.exists() or list(out2.iterdir()) == []
+    # the library: the bundles written and the failures, in episode order
+    got = import_lerobot(str(root2), str(tmp_path / "o3"), mapping)
+    assert (got.bundles, [(f.episode_index, f.message) for f in got.failed]) == (
+        [], [(0, f"{mapping}: tasks has no task.id for the episode's task 'Stack the cubes.'"),
+             (1, f"{root2}/data/chunk-000/file-000.parquet: the episode has 15 rows, but its "
+                 "length is 16")])
+
+
+def test_usage_and_setup_errors_exit_2(tmp_path, mapping, capsys):
+    root = write_v3(tmp_path / "ds")
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(yaml.safe_dump({k: v for k, v in MAPPING.items() if k != "gripper"}))
+    for args, line in [
+        (["--mapping", mapping, "--episodes", "0,7"],
+         r"--episodes '0,7': episode\(s\) \[7\] not in the dataset"),
+        (["--mapping", mapping, "--episodes", "x"], r"--episodes 'x': expected e.g. 0,3-9"),
+        (["--mapping", str(bad)], r"bad.yaml: 'gripper' is missing or not a mapping")]:
+        assert main(["import", "lerobot", str(root), "--out", str(tmp_path / "o"),
+                     *args]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and re.search(line, err), err
+    assert not (tmp_path / "o").exists()

@@ -104,3 +104,42 @@ def test_data_section_crc_is_checked_where_present(bundle_copy, capsys):
     assert capsys.readouterr().err == (
         f"rcjudge: error: {src}: data section CRC mismatch: bytes 0-{summary_start - 13} "
         f"give {stored:#010x}, the DataEnd record says {stored ^ 1:#010x}\n")
+
+
+def summary_channel(data: bytearray) -> tuple[int, str]:
+    """Offset of the first Channel record's schema_id in the summary section, its topic."""
+    import struct
+
+    summary_start = struct.unpack_from("<Q", data, len(data) - 8 - 20)[0]
+    i = summary_start
+    while data[i] != 0x04:  # Schema records come first
+        i += 9 + int.from_bytes(data[i + 1:i + 9], "little")
+    n = int.from_bytes(data[i + 13:i + 17], "little")
+    return i + 11, bytes(data[i + 17:i + 17 + n]).decode()
+
+
+def test_summary_section_is_checked_against_its_crc(bundle_copy, capsys):
+    # issue 28 fuzz regression: a channel's schema id flipped in the summary (259, no such
+    # schema) crashed load_streams with KeyError; the Footer's summary CRC now names it,
+    # and where the writer recorded none (0) the channel is named
+    import struct
+
+    src = bundle_copy / "rollout.mcap"
+    data = bytearray(src.read_bytes())
+    at, topic = summary_channel(data)
+    summary_start, _, stored = struct.unpack_from("<QQI", data, len(data) - 8 - 20)
+    data[at:at + 2] = (259).to_bytes(2, "little")
+    src.write_bytes(bytes(data))
+    write_manifest(bundle_copy, ["attribution.json", "rollout.mcap"])
+    got = zlib.crc32(bytes(data[summary_start:len(data) - 12]))
+    assert main(["inspect", str(bundle_copy)]) == 2
+    assert capsys.readouterr().err == (
+        f"rcjudge: error: {src}: summary section CRC mismatch: bytes {summary_start}-"
+        f"{len(data) - 13} give {got:#010x}, the Footer record says {stored:#010x}\n")
+    data[len(data) - 12:len(data) - 8] = bytes(4)  # no summary CRC recorded
+    src.write_bytes(bytes(data))
+    write_manifest(bundle_copy, ["attribution.json", "rollout.mcap"])
+    assert main(["inspect", str(bundle_copy)]) == 2
+    assert capsys.readouterr().err == (
+        f"rcjudge: error: {src}: channel {topic} names schema 259, which the summary does "
+        "not hold (corrupt MCAP summary)\n")

@@ -5,13 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from judge.bundle.contacts import (
-    gripper_events,
-    hysteresis,
-    impact_events,
-    running_median,
-    segments,
-)
+from judge.bundle.contacts import gripper_events, impact_events
+from judge.bundle.events import hysteresis, running_median, segments
 from judge.config import ContactConfig
 
 CFG = ContactConfig()  # on 3 N, off 1 N, 0.05 s minimum, impacts 12σ / 5σ

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from judge.bundle.contacts import ContactEvent
+from judge.bundle.events import ContactEvent
 from judge.ensemble.prompts import (
     class_request,
     family_request,

@@ -1,0 +1,117 @@
+"""Labels made through the review queue, and ``rcjudge review stats``.
+
+Beside the operator labels (``judge.ledgers.store``): a label made from the queue
+(``judge.learn.select`` picked its run, a person labelled it on the page) is written with
+a ``review_labels`` row (migration 0009) saying which judge version's queue picked it,
+with which strategy, at what rank and score, why, and the labeller's note, all in one
+transaction. A label from a file (``labels import``) or one API post has no such row:
+its strategy reads ``unqueued``.
+
+:func:`review_stats` counts every stored label (relabels too) and the runs they cover,
+per strategy, per task and per labeller; per strategy also how many of those labels say
+the picking version's success answer was wrong (the share a label taught it something).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from typing import Any, Literal, get_args
+
+import sqlalchemy as sa
+from pydantic import BaseModel, ConfigDict, Field
+
+from judge.ledgers import schema as S
+from judge.ledgers.errors import LedgerError
+from judge.ledgers.records import Label
+from judge.ledgers.store import Ledger, _insert_ignore, _integrity
+
+#: The queue's strategies (``judge.learn.select``), and the strategy of a label from elsewhere.
+Strategy = Literal["committee", "uncertainty", "random", "coverage"]
+STRATEGIES: tuple[str, ...] = get_args(Strategy)
+UNQUEUED = "unqueued"
+
+
+class Review(BaseModel):
+    """What the queue knew when a label was made through it."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    judge_version: str = Field(min_length=1, description="The version whose queue picked it.")
+    strategy: Strategy = Field(description="The strategy that picked the run.")
+    rank: int = Field(ge=1, description="The run's place in the queue (1 = first).")
+    score: float = Field(description="The run's score under the strategy.")
+    reason: str = Field(description="The pick's reason line.")
+    note: str | None = Field(None, description="The labeller's note, if any.")
+
+
+def add_reviewed_labels(ledger: Ledger, items: Sequence[tuple[Label, Review | None]]) -> int:
+    """Write labels, each with its :class:`Review` row (None: none), in one transaction.
+
+    A label already stored (same run, labeller and time) is skipped with its review.
+    Returns how many labels were new.
+
+    Raises:
+        LedgerError: a label's run is not recorded, or a row breaks a constraint.
+    """
+    new = 0
+    with ledger.transaction() as tx:
+        stmt = _insert_ignore(tx.conn.dialect.name, "operator_labels")
+        for label, review in items:
+            try:
+                got = tx.conn.execute(stmt, label.model_dump()).first()
+                if got is None:
+                    continue
+                new += 1
+                if review is not None:
+                    tx.conn.execute(sa.insert(S.review_labels).values(
+                        label_id=got[0], **review.model_dump()))
+            except sa.exc.IntegrityError as exc:
+                raise _integrity(exc, f"label of run {label.run_id!r}") from exc
+    return new
+
+
+def review_of(label_id: int, ledger: Ledger) -> Review | None:
+    """The review row of a stored label, or None (not made through the queue)."""
+    t = S.review_labels
+    with ledger.engine.connect() as conn:
+        row = conn.execute(sa.select(t).where(t.c.label_id == label_id)).first()
+    if row is None:
+        return None
+    return Review(**{k: v for k, v in row._mapping.items() if k != "label_id"})
+
+
+def review_stats(ledger: Ledger) -> dict[str, Any]:
+    """Labels and labelled runs per strategy, per task and per labeller (module docstring)."""
+    lab, rv, r, j = S.operator_labels, S.review_labels, S.runs, S.judgments
+    if ledger.blind:
+        raise LedgerError("review stats read every run's task: open the ledger unblinded")
+    stmt = (sa.select(lab.c.run_id, lab.c.labeled_by, lab.c.success, r.c.task_id,
+                      rv.c.strategy, j.c.success.label("judged_success"))
+            .join(r, r.c.run_id == lab.c.run_id)
+            .outerjoin(rv, rv.c.label_id == lab.c.label_id)
+            .outerjoin(j, (j.c.run_id == lab.c.run_id) & (j.c.judge_version == rv.c.judge_version))
+            .order_by(lab.c.label_id))
+    with ledger.engine.connect() as conn:
+        rows = conn.execute(stmt).all()
+    return {"labels": len(rows), "runs": len({row.run_id for row in rows}),
+            "by_strategy": _count(rows, lambda row: row.strategy or UNQUEUED, "strategy",
+                                  wrong=True),
+            "by_task": _count(rows, lambda row: row.task_id, "task"),
+            "by_labeller": _count(rows, lambda row: row.labeled_by, "labeled_by")}
+
+
+def _count(rows: Sequence[Any], key: Any, name: str, wrong: bool = False) -> list[dict]:
+    """One entry per key: labels, distinct runs (and success answers the label overturned);
+    most labels first, then by key."""
+    groups: dict[str, list] = defaultdict(list)
+    for row in rows:
+        groups[key(row)].append(row)
+    out = []
+    for k, members in groups.items():
+        entry = {name: k, "labels": len(members), "runs": len({m.run_id for m in members})}
+        if wrong:
+            judged = [m for m in members if m.judged_success is not None]
+            entry["judge_wrong"] = sum(bool(m.judged_success) != bool(m.success) for m in judged)
+        out.append(entry)
+    return sorted(out, key=lambda e: (-e["labels"], e[name]))

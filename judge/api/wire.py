@@ -125,7 +125,9 @@ def declare_storable_text(spec: dict[str, Any]) -> None:
         if node.get("type") == "string" and not {"pattern", "enum", "const", "format"} & set(node):
             node["pattern"] = STORABLE_TEXT
         if node.get("type") == "object" and node.get("additionalProperties") not in (None, False):
-            node.setdefault("propertyNames", {"pattern": STORABLE_TEXT})
+            names = node.setdefault("propertyNames", {})
+            if not {"pattern", "enum", "const"} & set(names):
+                names["pattern"] = STORABLE_TEXT
         for key in ("properties", "$defs"):
             for sub in (node.get(key) or {}).values():
                 walk(sub)

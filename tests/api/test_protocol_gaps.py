@@ -96,7 +96,8 @@ def test_the_schemas_declare_the_rules_the_server_checks(client):
     put = out["paths"]["/api/v1/datasets/{owner}/{slug}/sequences/{sequence_uid}/outcome/"][
         "put"]["requestBody"]["content"]["application/json"]["schema"]
     assert put["properties"]["source_metadata"]["anyOf"][0]["propertyNames"] == {
-        "pattern": r"^[^\x00]*$"}
+        "minLength": 1, "maxLength": 64, "pattern": r"^[^\x00]*$"}
+    assert put["properties"]["outcome"]["enum"][:2] == ["expert_success", "slow_success"]
 
 
 def test_outcome_responses_are_typed_and_answers_match_them(client, service, live_key):

@@ -20,6 +20,9 @@ also expects the server's 422 — only on these operations, each for its reason:
   must resolve to a public address (a live key; loopback for a test key), which DNS
   decides, not the schema.
 
+A third run writes labels at a dataset and sequence that exist (``PUT …/outcome/``), where
+a valid body may get the store's 400 for a rule across items (see ``label_write``).
+
 And ``negative_data_rejection`` also takes a 413: a generated invalid body can be over the
 route's size limit, and 413 is the documented refusal of that (RFC 9110 §15.5.14).
 """
@@ -46,6 +49,7 @@ from schemathesis.config import (
 from judge.api.auth import RIGHTS
 from judge.api.routes import create_app
 from judge.api.service import JudgeService
+from judge.outcomes.store import OutcomeStore
 from tests.api.conftest import TMP_ROOTS, fake_judges
 
 _dir = tempfile.mkdtemp(prefix="rcjudge-st-")
@@ -86,15 +90,32 @@ def _configure(s: schemathesis.BaseSchema) -> None:
         "expected-statuses": [*_REFUSED, "413"]}})
 
 
-for _s in (schema, outcomes):
+# the label write again, at a dataset and sequence that exist, so its bodies reach the
+# store's validation and are stored (the operations above mostly answer 404 to a drawn
+# owner/slug); a valid body may also get the store's 400: the cross-field rules JSON
+# Schema cannot state (subtasks sorted and nested or disjoint, one hand's actions sorted
+# without overlap, end_ts >= start_ts, confidence only with source model)
+_store = OutcomeStore(_service.modes["live"].engine)
+_store.create_dataset("lab/st", key_id=_service.authenticate(f"Bearer {_KEY}").key_id)
+_UID = _store.add_sequence("lab/st", "ab" * 32, "/b/st")
+_PUT = "PUT /api/v1/datasets/{owner}/{slug}/sequences/{sequence_uid}/outcome/"
+label_write = schemathesis.openapi.from_asgi("/api/v1/openapi.json", _app).include(
+    name=_PUT)
+
+for _s in (schema, outcomes, label_write):
     _configure(_s)
+label_write.config.operations = OperationsConfig(operations=[OperationConfig.from_dict({
+    "include-name": _PUT,
+    "parameters": {"path.owner": "lab", "path.slug": "st", "path.sequence_uid": _UID},
+    "checks": {"positive_data_acceptance": {"expected-statuses": [*_ACCEPTED, 400]}}})])
 load_all_checks()
 ALL_CHECKS = CHECKS.get_all()  # what `schemathesis run --checks all` runs
 EXAMPLES = 25  # per operation: ~20 s for both schemas
 
 
 #: Status codes answered per schema (cases that passed every check), for the last test.
-TALLY: dict[str, Counter] = {"judge": Counter(), "outcomes": Counter()}
+TALLY: dict[str, Counter] = {"judge": Counter(), "outcomes": Counter(),
+                             "label write": Counter()}
 
 
 @schema.parametrize()
@@ -111,15 +132,22 @@ def test_every_sequence_outcome_endpoint_conforms(case):
     TALLY["outcomes"][case.call_and_validate(checks=ALL_CHECKS).status_code] += 1
 
 
+@label_write.parametrize()
+@settings(max_examples=EXAMPLES * 2, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+def test_label_writes_reach_the_store(case):
+    TALLY["label write"][case.call_and_validate(checks=ALL_CHECKS).status_code] += 1
+
+
 def test_the_key_was_sent_and_no_case_got_a_5xx():
     if not all(TALLY.values()):
-        pytest.skip("run with the two schemathesis tests above (the whole file)")
+        pytest.skip("run with the schemathesis tests above (the whole file)")
     for name, statuses in TALLY.items():
         print(f"schemathesis {name}: {sum(statuses.values())} cases, "
               f"{sum(n for s, n in statuses.items() if s >= 500)} 5xx, "
               f"statuses {dict(sorted(statuses.items()))}")
         assert not any(s >= 500 for s in statuses)
-        assert statuses[200] > 0  # authenticated reads answered (the bearer scheme's key)
+        assert statuses[200] > 0  # answered with the bearer scheme's key (labels stored)
 
 
 def test_all_checks_are_run():

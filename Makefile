@@ -27,36 +27,49 @@ $(MODELS)/tiny/llava/config.json: models/tiny.py | $(VENV)/.installed
 	$(VENV)/bin/rcjudge models build-tiny --out $(MODELS)/tiny
 
 DB     := sqlite:///$(OUT)/ledger.db
-V2     := demo-tiny-v2
+# v1, the demo's judge: the tiny models asked with the contact events and the motion as text
+# beside the end-state frame (configs/judges/tiny-streams.yaml); v2 is trained from it.
+V1     := tiny-streams
+V2     := demo-streams-v2
+RUNS   := 96
+LABELS := 32
 LABELED_AT := 2026-12-01T00:00:00Z
 
 demo: $(VENV)/.installed $(MODELS)/tiny/llava/config.json
-	$(VENV)/bin/rcjudge synth --n 64 --out $(OUT)/bundles --seed 0
+	$(VENV)/bin/rcjudge synth --n $(RUNS) --out $(OUT)/bundles --seed 0
 	$(VENV)/bin/rcjudge inspect $(OUT)/bundles/synth-0000-0000
-	@echo "tiny judge: three random-weight VLMs on CPU; verdicts show the plumbing, not truth"
-	RAY_AUTH_MODE=disabled $(VENV)/bin/rcjudge batch $(OUT)/bundles --judge tiny \
+	@echo "$(V1): three random-weight VLMs on CPU, asked with the contact events and the motion"
+	@echo "  as text; untrained, their verdicts show the plumbing, not truth"
+	RAY_AUTH_MODE=disabled $(VENV)/bin/rcjudge batch $(OUT)/bundles --judge $(V1) \
 		--db $(DB) --report $(OUT)/batch-report.json
 	@echo "single calls, in this process:"
-	$(VENV)/bin/rcjudge judge $(OUT)/bundles/synth-0000-000[0-3]/ --judge tiny
-	$(VENV)/bin/rcjudge export evaluation-run --judge tiny --out $(OUT)/evaluation_run \
+	$(VENV)/bin/rcjudge judge $(OUT)/bundles/synth-0000-000[0-3]/ --judge $(V1)
+	$(VENV)/bin/rcjudge export evaluation-run --judge $(V1) --out $(OUT)/evaluation_run \
 		--db $(DB)
-	$(VENV)/bin/rcjudge verdict --evaluation-run $(OUT)/evaluation_run/judge_version=tiny/part-0.parquet \
+	$(VENV)/bin/rcjudge verdict --evaluation-run $(OUT)/evaluation_run/judge_version=$(V1)/part-0.parquet \
 		--task-spec configs/examples/task_spec.csv --dataset-index configs/examples/dataset_index.csv \
 		--artifact scripted-expert@1.0.0 --out $(OUT)/cards.json --html $(OUT)/screen.html
 	@echo "screen: $(OUT)/screen.html   (serve it: $(VENV)/bin/rcjudge serve --no-api --cards $(OUT)/cards.json)"
-	@echo "the loop: operator labels for 3 in 4 runs -> train $(V2) -> re-judge every run ->"
-	@echo "          eval v1 vs v2 on the runs neither trained on (README: what these numbers mean)"
-	$(VENV)/bin/rcjudge truth-labels $(OUT)/bundles --out $(OUT)/labels.csv --fraction 0.75 \
-		--seed 0 --labeled-by demo-operator --labeled-at $(LABELED_AT)
+	@echo "the loop: the review queue picks $(LABELS) of the $(RUNS) runs (random: an untrained committee's"
+	@echo "  disagreement is noise) -> an operator simulated from the generator's truth labels them ->"
+	@echo "  train $(V2) -> re-judge every run -> eval v1 vs v2 on the runs never labelled"
+	@echo "  (README: what these numbers mean)"
+	test -f $(OUT)/picks.json || { $(VENV)/bin/rcjudge review next --judge $(V1) --strategy random \
+		--n $(LABELS) --db $(DB) --json > $(OUT)/picks.json.partial \
+		&& mv $(OUT)/picks.json.partial $(OUT)/picks.json; }
+	$(VENV)/bin/rcjudge truth-labels $(OUT)/bundles --out $(OUT)/labels.csv --runs $(OUT)/picks.json \
+		--labeled-by demo-operator --labeled-at $(LABELED_AT)
 	$(VENV)/bin/rcjudge truth-labels $(OUT)/bundles --out $(OUT)/truth.csv \
 		--labeled-by physics-truth --labeled-at $(LABELED_AT)
-	$(VENV)/bin/rcjudge labels import $(OUT)/labels.csv --db $(DB)
-	@test -f $(OUT)/$(V2).yaml || { rm -rf $(MODELS)/$(V2); $(VENV)/bin/rcjudge train --from tiny \
-		--out $(V2) --config $(OUT)/$(V2).yaml --db $(DB) --epochs 3 --seed 0; }
-	RAY_AUTH_MODE=disabled $(VENV)/bin/rcjudge rejudge --from tiny --to $(OUT)/$(V2).yaml --db $(DB)
-	$(VENV)/bin/rcjudge eval --judge tiny --compare $(OUT)/$(V2).yaml --labels $(OUT)/truth.csv \
+	$(VENV)/bin/rcjudge labels import $(OUT)/labels.csv --picks $(OUT)/picks.json --db $(DB)
+	@test -f $(OUT)/$(V2).yaml || { rm -rf $(MODELS)/$(V2); $(VENV)/bin/rcjudge train --from $(V1) \
+		--out $(V2) --config $(OUT)/$(V2).yaml --db $(DB) --epochs 8 --patience 3 --seed 0; }
+	RAY_AUTH_MODE=disabled $(VENV)/bin/rcjudge rejudge --from $(V1) --to $(OUT)/$(V2).yaml --db $(DB)
+	$(VENV)/bin/rcjudge eval --judge $(V1) --compare $(OUT)/$(V2).yaml --labels $(OUT)/truth.csv \
 		--db $(DB) --out $(OUT)/eval --bootstrap 200
 	@echo "eval report: $(OUT)/eval/report.html"
+	@echo "the next turn: now that v2's three models have learnt, their disagreement picks what to label next"
+	$(VENV)/bin/rcjudge review next --judge $(V2) --n 5 --db $(DB)
 
 lint: $(VENV)/.installed-dev
 	$(VENV)/bin/ruff check .

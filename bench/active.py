@@ -31,14 +31,16 @@ after every batch; at each ``--labels`` point with a percentile bootstrap interv
 test runs. The summary line says how many labels committee needs to reach random's
 accuracy at the largest point (mean over seeds), and what share of labels that saves.
 
+A probe closes the report: the ceiling (every pool run labelled: the vote and each head
+alone, per task) and where each strategy's labels went (success share, runs per task).
+
 Writes ``curves.json`` and (matplotlib) a PNG; prints the markdown table of
-docs/judge-quality.md. The feature cache makes a second run take seconds.
+docs/judge-quality.md. The feature cache (per bundle) makes a second run take seconds.
 """
 
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import sys
 import time
@@ -109,20 +111,25 @@ def hidden_features(bundles: list[Path], judge: str) -> dict[str, np.ndarray]:
 
 
 def load_features(bundles_dir: Path, judge: str, out: Path) -> dict[str, np.ndarray]:
-    """:func:`hidden_features` of every bundle under ``bundles_dir``, cached in ``out``."""
+    """:func:`hidden_features` of every bundle under ``bundles_dir``, in run-id order, cached
+    in ``out`` per run (by bundle path): only bundles not cached yet are computed."""
     bundles = sorted(p.parent for p in bundles_dir.glob("*/truth.json"))
     if not bundles:
         raise SystemExit(f"--bundles {bundles_dir}: no bundle with a truth.json "
                          "(make them with `rcjudge sim`, docs/sim.md)")
-    key = hashlib.sha256(f"{judge}\n".encode() + "\n".join(
-        str(b.resolve()) for b in bundles).encode()).hexdigest()[:16]
-    cache = out / f"features-{judge}-{key}.npz"
-    if cache.exists():
-        return dict(np.load(cache, allow_pickle=False))
-    feats = hidden_features(bundles, judge)
-    out.mkdir(parents=True, exist_ok=True)
-    np.savez(cache, **feats)
-    return feats
+    cache = out / f"features-{judge}.npz"
+    have: dict[str, np.ndarray] = dict(np.load(cache, allow_pickle=False)) if cache.exists() else {}
+    where = {str(p): i for i, p in enumerate(have.get("path", []))}
+    missing = [b for b in bundles if str(b.resolve()) not in where]
+    if missing:
+        new = hidden_features(missing, judge)
+        new["path"] = np.array([str(b.resolve()) for b in missing])
+        have = new if not have else {k: np.concatenate([have[k], new[k]]) for k in new}
+        out.mkdir(parents=True, exist_ok=True)
+        np.savez(cache, **have)
+        where = {p: i for i, p in enumerate(have["path"])}
+    rows = np.array([where[str(b.resolve())] for b in bundles])
+    return {k: v[rows] for k, v in have.items()}
 
 
 # --- the heads and the loop ----------------------------------------------------------------
@@ -235,7 +242,32 @@ def curve(feats: dict, test: np.ndarray, strategy: str, seed: int, points: list[
                      seed=seed)
         labelled[[index[pk.run_id] for pk in picks]] = True
     return {"strategy": strategy, "seed": seed, "steps": steps,
-            "points": {str(k): v for k, v in sorted(at.items())}}
+            "points": {str(k): v for k, v in sorted(at.items())},
+            "labelled": [str(r) for r in ids[labelled]]}
+
+
+def probe(feats: dict, test: np.ndarray, l2: float, curves: list[dict]) -> dict:
+    """Why the curves look as they do: the ceiling (every pool run labelled: each head alone
+    and their vote, per task) and what each strategy's final labels are (successes, tasks)."""
+    xs, y, task = feats["x"], feats["success"].astype(float), feats["task"]
+    p = committee_p(xs, ~test, y, l2)
+    right, _ = scores(p[test], y[test])
+    per_task = {str(t): {"n": int((task[test] == t).sum()),
+                         "accuracy": float(right[task[test] == t].mean())}
+                for t in sorted(set(task[test]))}
+    index = {str(r): i for i, r in enumerate(feats["run_id"])}
+    picked = {}
+    for strategy in sorted({c["strategy"] for c in curves}):
+        rows = [index[r] for c in curves if c["strategy"] == strategy for r in c["labelled"]]
+        runs = len(rows) / len([c for c in curves if c["strategy"] == strategy])
+        picked[strategy] = {"success_share": float(y[rows].mean()), "per_task": {
+            str(t): round(float((task[rows] == t).sum()) / len(rows) * runs, 1)
+            for t in sorted(set(task))}}
+    return {"ceiling": {"labels": int((~test).sum()), "accuracy": float(right.mean()),
+                        "per_model": [float(((p[test, i] > 0.5) == y[test]).mean())
+                                      for i in range(p.shape[1])],
+                        "per_task": per_task},
+            "pool_success_share": float(y[~test].mean()), "picked": picked}
 
 
 def labels_to_reach(steps: list[dict], target: float, held: bool = False) -> int | None:
@@ -291,7 +323,7 @@ def plot(result: dict, path: Path) -> bool:
     import matplotlib.pyplot as plt
     import matplotlib.ticker
 
-    fig, axes = plt.subplots(1, 2, figsize=(10, 4), dpi=110)
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4), dpi=80)
     for strategy in result["strategies"]:
         cs = [c for c in result["curves"] if c["strategy"] == strategy]
         counts = [s["labels"] for s in mean_steps(cs)]
@@ -301,13 +333,17 @@ def plot(result: dict, path: Path) -> bool:
             line, = ax.plot(counts, v.mean(0), label=strategy)
             ax.fill_between(counts, v.min(0), v.max(0), color=line.get_color(), alpha=0.15)
     axes[0].axhline(result["majority_rate"], color="grey", ls=":", label="majority class")
+    ceiling = result["probe"]["ceiling"]
+    axes[0].axhline(ceiling["accuracy"], color="black", ls="--", lw=0.8,
+                    label=f"all {ceiling['labels']} pool runs labelled")
     axes[0].set(xlabel="labels", ylabel="success accuracy (test part)", xscale="log")
     axes[1].set(xlabel="labels", ylabel="success ECE (test part)", xscale="log")
     for ax in axes:
         ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
-        ax.set_xticks(result["points"], [str(n) for n in result["points"]])
+        ticks = [result["initial"], *result["points"]]
+        ax.set_xticks(ticks, [str(n) for n in ticks])
         ax.grid(alpha=0.3)
-    axes[0].legend()
+    axes[0].legend(loc="lower right", fontsize=8)
     fig.suptitle(f"{result['runs']['pool']} pool / {result['runs']['test']} test runs, "
                  f"{len(result['seeds'])} seeds (mean, seeds' range shaded)")
     fig.tight_layout()
@@ -356,6 +392,10 @@ def run(args: argparse.Namespace) -> dict:
             result["labels_to_reach_random_final"][strategy] = {
                 "first": labels_to_reach(mean, target),
                 "held": labels_to_reach(mean, target, held=True)}
+    result["mean_accuracy_over_steps"] = {
+        s: float(np.mean([x["accuracy"] for x in mean_steps(
+            [c for c in curves if c["strategy"] == s])])) for s in args.strategies}
+    result["probe"] = probe(feats, test, args.l2, curves)
     result["seconds"] = round(time.perf_counter() - t0, 1)
     out.mkdir(parents=True, exist_ok=True)
     (out / "curves.json").write_text(json.dumps(result, indent=1) + "\n")
@@ -368,6 +408,19 @@ def summary(result: dict) -> str:
     lines = [f"{result['runs']['pool']} pool runs, {result['runs']['test']} test runs "
              f"(success share {result['test_success_rate']:.3f}, majority class "
              f"{result['majority_rate']:.3f}); {result['seconds']} s"]
+    lines.append(f"mean accuracy over every step from {result['initial']} to "
+                 f"{result['points'][-1]} labels (the area under the curve, per step): "
+                 + ", ".join(f"{k} {v:.3f}" for k, v in result["mean_accuracy_over_steps"].items()))
+    c = result["probe"]["ceiling"]
+    lines.append(f"ceiling, all {c['labels']} pool runs labelled: {c['accuracy']:.3f} (heads "
+                 "alone " + " / ".join(f"{a:.3f}" for a in c["per_model"]) + "); per task "
+                 + ", ".join(f"{t} {v['accuracy']:.3f} ({v['n']})"
+                             for t, v in c["per_task"].items()))
+    lines.append(f"final labels, mean per seed (pool success share "
+                 f"{result['probe']['pool_success_share']:.3f}):")
+    for strategy, v in result["probe"]["picked"].items():
+        lines.append(f"  {strategy}: success share {v['success_share']:.3f}; " + ", ".join(
+            f"{t} {k:g}" for t, k in v["per_task"].items()))
     if "random_final_accuracy" in result:
         final = result["points"][-1]
         lines.append(f"random's mean accuracy at {final} labels: "

@@ -48,14 +48,17 @@ def _cmd_sim(args: argparse.Namespace) -> int:
 
 
 def _cmd_truth_labels(args: argparse.Namespace) -> int:
-    from bench.sim.truth_labels import write_truth_labels
+    from bench.sim.truth_labels import read_picks, write_truth_labels
 
+    runs = read_picks(args.runs) if args.runs else None
     s = write_truth_labels(args.dir, args.out, fraction=args.fraction, seed=args.seed,
                            labeled_by=args.labeled_by, labeled_at=args.labeled_at,
-                           near_threshold=args.near_threshold, mapping=args.mapping)
+                           near_threshold=args.near_threshold, mapping=args.mapping,
+                           runs=runs)
+    which = (f"the runs picked in {args.runs}" if runs is not None
+             else f"fraction {s.fraction}, seed {s.seed}")
     print(json.dumps(asdict(s), indent=2) if args.json else
-          f"{s.out}: {s.labeled} label(s) of {s.runs_found} run(s) with truth.json "
-          f"(fraction {s.fraction}, seed {s.seed})")
+          f"{s.out}: {s.labeled} label(s) of {s.runs_found} run(s) with truth.json ({which})")
     return 0
 
 
@@ -134,7 +137,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                        "from the truth.json of sim or synth bundles")
     p.add_argument("dir", help="folder of bundle folders")
     p.add_argument("--out", required=True, help="labels file to write (.csv or .jsonl)")
-    p.add_argument("--fraction", type=float, default=1.0, help="share of runs to label")
+    p.add_argument("--fraction", type=float, help="share of runs to label (default 1)")
+    p.add_argument("--runs", metavar="PICKS.json", help="label exactly the runs the review "
+                   "queue picked: the JSON of `rcjudge review next --json` (not with --fraction)")
     p.add_argument("--seed", type=int, default=0, help="seed of the subset")
     p.add_argument("--labeled-by", default="truth", help="labeled_by of every row")
     p.add_argument("--labeled-at", help="ISO 8601 labeled_at of every row (default now)")

@@ -8,7 +8,9 @@ name. Every row is checked with the importer's own row parser before anything is
 
 The subset: each run gets the key ``sha256(f"{seed}:{run_id}")`` and the
 ``round(fraction * n)`` runs with the smallest keys are labelled, so the same seed and
-folder always pick the same runs.
+folder always pick the same runs. Or ``--runs FILE``: exactly the runs the review queue
+picked (``rcjudge review next --json``'s ``picks``, :func:`read_picks`), an operator
+simulated from the generator's truth labelling what the queue asked for.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from __future__ import annotations
 import csv
 import hashlib
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -31,8 +34,8 @@ class TruthLabelSummary:
     out: str
     runs_found: int
     labeled: int
-    fraction: float
-    seed: int
+    fraction: float | None  # None: the runs were named (``runs``)
+    seed: int | None
 
 
 def find_truths(root: str | Path,
@@ -64,14 +67,36 @@ def pick(run_ids: list[str], fraction: float, seed: int) -> list[str]:
     return sorted(sorted(run_ids, key=key.__getitem__)[: round(fraction * len(run_ids))])
 
 
-def write_truth_labels(root: str | Path, out: str | Path, fraction: float = 1.0,
+def read_picks(path: str | Path) -> list[str]:
+    """The run ids a review-queue file names, in its order (``rcjudge review next --json``'s
+    ``picks``; :func:`judge.learn.select.read_picks` checks it).
+
+    Raises:
+        SimError: the file is missing or not that JSON, a pick without a run id, a run id
+            named twice (one line naming the file and the pick).
+    """
+    from judge.learn.select import SelectError
+    from judge.learn.select import read_picks as read_queue
+
+    try:
+        return [p["run_id"] for p in read_queue(path, "--runs")[1]]
+    except SelectError as exc:
+        raise SimError(str(exc)) from None
+
+
+def write_truth_labels(root: str | Path, out: str | Path, fraction: float | None = None,
                        seed: int = 0, labeled_by: str = "truth",
                        labeled_at: str | None = None,
                        near_threshold: bool = False,
-                       mapping: str | None = None) -> TruthLabelSummary:
+                       mapping: str | None = None,
+                       runs: Sequence[str] | None = None) -> TruthLabelSummary:
     """Write the label file ``out`` (.csv or .jsonl) for the picked runs under ``root``.
 
     Args:
+        fraction: label this share of the runs, picked by ``seed`` (:func:`pick`); default
+            every run (1.0).
+        runs: label exactly these run ids (bundle folder names; e.g. :func:`read_picks`),
+            instead of a ``fraction``; each must have a truth file under ``root``.
         labeled_at: ISO 8601 time stamped on every row (default: now, UTC, to the second).
         near_threshold: add the ``near_threshold`` column (empty where the truth has none),
             which ``rcjudge eval`` reads for its near-threshold slice; ``labels import``
@@ -85,11 +110,22 @@ def write_truth_labels(root: str | Path, out: str | Path, fraction: float = 1.0,
     if out.suffix.lower() not in (".csv", ".jsonl"):
         raise SimError(f"--out {out}: suffix {out.suffix!r}; expected .csv or .jsonl "
                        "(what rcjudge labels import reads)")
+    if runs is not None and fraction is not None:
+        raise SimError("--runs and --fraction: choose one (--runs names the runs to label, "
+                       "--fraction draws a share of them)")
     stamp = labeled_at or datetime.now(UTC).replace(microsecond=0).isoformat()
     layout = load_mapping(mapping)
     truths = dict(find_truths(root, layout))
+    if runs is not None:
+        missing = [r for r in runs if r not in truths]
+        if missing:
+            raise SimError(f"--runs: {len(missing)} run(s) with no {layout.file} under {root}: "
+                           + ", ".join(missing[:5]) + (" …" if len(missing) > 5 else ""))
+        chosen = sorted(runs)
+    else:
+        chosen = pick(list(truths), 1.0 if fraction is None else fraction, seed)
     rows = []
-    for run_id in pick(list(truths), fraction, seed):
+    for run_id in chosen:
         t = truths[run_id]
         row = {"run_id": run_id, "attempt": "true" if t["attempt"] else "false",
                "success": "true" if t["success"] else "false",
@@ -118,5 +154,7 @@ def write_truth_labels(root: str | Path, out: str | Path, fraction: float = 1.0,
                                     "success": row["success"] == "true",
                                     "failure_class": row["failure_class"] or None,
                                     **extra}) + "\n")
+    named = runs is not None
     return TruthLabelSummary(out=str(out), runs_found=len(truths), labeled=len(rows),
-                             fraction=fraction, seed=seed)
+                             fraction=None if named else (1.0 if fraction is None else fraction),
+                             seed=None if named else seed)

@@ -213,18 +213,23 @@ def question_scores(answer: np.ndarray, confidence: np.ndarray, truth: np.ndarra
             "brier_ci": _ci(bootstrap_interval(lambda i: brier(p_yes[i], truth[i]), n,
                                                resamples, seed)),
             "brier_skill": _r4(brier_skill(p_yes, truth)), "base_rate": _r4(truth.mean()),
-            "one_answer": one_answer(answer),
+            "one_answer": one_answer(answer, truth),
             "mean_confidence": _r4(confidence.mean()),
             "counts": binary_counts(answer, truth), "bins": reliability(confidence, right)}
 
 
-def one_answer(answer: np.ndarray) -> dict[str, Any]:
-    """The answer given most, its share of the runs, and whether that share reaches
-    :data:`ONE_ANSWER_SHARE` (a version that answers the same to (nearly) every run)."""
+def one_answer(answer: np.ndarray, truth: np.ndarray) -> dict[str, Any]:
+    """The answer given most, its share of the runs, and whether the version answers the
+    same to (nearly) every run: the share reaches :data:`ONE_ANSWER_SHARE` and the version
+    gives the other answer to fewer than half of the runs whose truth is the other answer
+    (or there are none). A truth that is itself one-sided, answered right, is not flagged."""
     yes = float(np.mean(answer))
     share = max(yes, 1.0 - yes)
-    return {"answer": "yes" if yes >= 0.5 else "no", "share": _r4(share),
-            "flag": bool(share >= ONE_ANSWER_SHARE)}
+    most = yes >= 0.5
+    other = truth != most
+    says_other = bool(other.any()) and float(np.mean(answer[other] != most)) >= 0.5
+    return {"answer": "yes" if most else "no", "share": _r4(share),
+            "flag": bool(share >= ONE_ANSWER_SHARE and not says_other)}
 
 
 def class_scores(true_class: list[str | None], judged_class: list[str | None],

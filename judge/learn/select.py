@@ -14,8 +14,10 @@ Interface::
 ``strategy`` and one human line, ``reason``. Candidates are the runs ``judge_version``
 judged that have no operator label (a label answers every question of a run at once) and
 that ``rcjudge train --split-seed S --test-fraction F`` would not put in its test part
-(the same seed-group hash, :func:`judge.learn.train.assign_part`): picking test runs by
-what the judge finds hard would bias the test part ``rcjudge eval`` scores on. Read
+(the same seed-group hash, :func:`judge.learn.train.assign_part`), nor a dataset's split
+(``rcjudge split``) holds out (its bundle is a sequence whose current outcome label is
+``held_out_eval``): picking test runs by what the judge finds hard would bias the test
+part ``rcjudge eval`` scores on. Read
 through a blind ledger (the Judge API's), a tier-B run's task is unknown, so its seed
 group is too, and it is never a candidate.
 
@@ -43,12 +45,15 @@ Ties (equal scores, to 12 decimals) go to the run id that sorts first.
 from __future__ import annotations
 
 import hashlib
+import json
 import math
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import sqlalchemy as sa
+from pydantic import ValidationError
 
 from judge.errors import JudgeError
 from judge.learn.train import TrainConfig, assign_part, seed_group
@@ -86,6 +91,64 @@ class Candidate:
     classes: tuple[str | None, ...]  # each model's failure class (None: none named)
     attempt_confidence: float
     success_confidence: float
+
+
+def read_picks(path: str | Path, option: str = "--picks") -> tuple[str | None, list[dict]]:
+    """The judge version and the picks of a queue file (the JSON ``rcjudge review next
+    --json`` prints), in its order; each pick is checked to have a run id, named once.
+
+    Raises:
+        SelectError: the file is missing or not that JSON, a pick without a run id, a run
+            id named twice (one line naming ``option``, the file and the pick).
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise SelectError(f"{option} {path}: file not found")
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise SelectError(f"{option} {path}: not valid JSON: {exc}") from None
+    if not isinstance(doc, dict) or not isinstance(doc.get("picks"), list):
+        raise SelectError(f"{option} {path}: expected the JSON of `rcjudge review next --json` "
+                          '(an object with a "picks" list)')
+    seen: dict[str, int] = {}
+    for i, entry in enumerate(doc["picks"]):
+        run_id = entry.get("run_id") if isinstance(entry, dict) else None
+        if not isinstance(run_id, str) or not run_id:
+            raise SelectError(f"{option} {path}: picks[{i}].run_id: expected a run id, got "
+                              f"{run_id!r}")
+        if run_id in seen:
+            raise SelectError(f"{option} {path}: picks[{i}].run_id {run_id!r} repeats "
+                              f"picks[{seen[run_id]}]")
+        seen[run_id] = i
+    version = doc.get("judge_version")
+    return (version if isinstance(version, str) and version else None), doc["picks"]
+
+
+def picked_reviews(path: str | Path, option: str = "--picks") -> dict[str, Review]:
+    """run id -> the ``review_labels`` row of each pick in a queue file, so that labels
+    made outside the page for those runs (``labels import --picks``) say which queue
+    picked them.
+
+    Raises:
+        SelectError: as :func:`read_picks`; also a file without its ``judge_version``, or a
+            pick whose rank, score, strategy or reason is missing or wrong (named).
+    """
+    version, picks = read_picks(path, option)
+    if version is None:
+        raise SelectError(f"{option} {path}: judge_version: expected the version whose queue "
+                          "picked the runs")
+    out: dict[str, Review] = {}
+    for i, p in enumerate(picks):
+        try:
+            out[p["run_id"]] = Review(judge_version=version, strategy=p.get("strategy"),
+                                      rank=p.get("rank"), score=p.get("score"),
+                                      reason=p.get("reason"))
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            field = ".".join(str(x) for x in err["loc"])
+            raise SelectError(f"{option} {path}: picks[{i}].{field}: {err['msg']}") from None
+    return out
 
 
 def review(pick: Pick, judge_version: str, note: str | None = None) -> Review:
@@ -224,6 +287,11 @@ def candidates(store, judge_version: str, *, split_seed: int = 0,
     strata = (task.label("task"), r.c.seed, r.c.policy_vendor, r.c.policy_name,
               r.c.policy_version, r.c.body_arm, r.c.body_hand)
     has_label = sa.exists().where(lab.c.run_id == r.c.run_id)
+    seq, out_ = S.sequences, S.sequence_outcomes
+    held_out_eval = sa.exists().where(  # a dataset's split holds the run's bundle out
+        seq.c.bundle_hash == r.c.bundle_hash, out_.c.dataset_id == seq.c.dataset_id,
+        out_.c.sequence_uid == seq.c.sequence_uid, out_.c.is_current.is_(True),
+        out_.c.evaluation_membership == "held_out_eval")
     with store.engine.connect() as conn:
         judged = conn.execute(sa.select(sa.func.count()).select_from(j)
                               .where(j.c.judge_version == judge_version)).scalar_one()
@@ -234,7 +302,8 @@ def candidates(store, judge_version: str, *, split_seed: int = 0,
         rows = conn.execute(
             sa.select(j.c.run_id, j.c.answers, j.c.attempt_confidence, j.c.success_confidence,
                       *strata).join(r, r.c.run_id == j.c.run_id)
-            .where(j.c.judge_version == judge_version, ~has_label).order_by(j.c.run_id)).all()
+            .where(j.c.judge_version == judge_version, ~has_label, ~held_out_eval)
+            .order_by(j.c.run_id)).all()
         done = conn.execute(sa.select(*strata).where(has_label)).all()
     cfg = TrainConfig(test_fraction=test_fraction)
     out = []

@@ -54,9 +54,14 @@ def _cmd_labels_import(args: argparse.Namespace) -> int:
     from judge.ledgers.labels import import_labels
     from judge.ledgers.store import Ledger
 
+    reviews = None
+    if args.picks:
+        from judge.learn.select import picked_reviews
+
+        reviews = picked_reviews(args.picks)  # a bad queue file: refused before the ledger opens
     with Ledger.open(args.db) as ledger:
         try:
-            s = import_labels(ledger, args.file)
+            s = import_labels(ledger, args.file, reviews)
         except LabelImportError as exc:
             if not args.json:
                 raise
@@ -65,7 +70,8 @@ def _cmd_labels_import(args: argparse.Namespace) -> int:
             return 2
     _print(asdict(s), args.json,
            f"{s.file}: {s.rows} label(s) for {s.runs} run(s): {s.imported} imported, "
-           f"{s.already_present} already present")
+           f"{s.already_present} already present"
+           + (f"; {s.from_queue} picked by the queue of {args.picks}" if args.picks else ""))
     return 0
 
 
@@ -102,6 +108,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                           "(all rows or none)")
     p.add_argument("file", metavar="FILE", help=".csv or .jsonl with run_id, attempt, success, "
                    "failure_class, labeled_by, labeled_at")
+    p.add_argument("--picks", metavar="FILE", help="the queue file these runs were labelled "
+                   "from (`rcjudge review next --json`): each picked run's label is stored "
+                   "with the pick (strategy, rank, score, reason), as the review page stores it")
     p.add_argument("--db", metavar="URL", help=DB_HELP)
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=_cmd_labels_import)

@@ -22,7 +22,7 @@ import codecs
 import csv
 import io
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -34,6 +34,7 @@ from judge.ensemble.taxonomy import Taxonomy, load_taxonomy
 from judge.ledgers import schema as S
 from judge.ledgers.errors import LabelImportError, LedgerError, RowError
 from judge.ledgers.records import Label, utc
+from judge.ledgers.review import Review, add_reviewed_labels
 from judge.ledgers.store import Ledger
 
 COLUMNS: tuple[str, ...] = ("run_id", "attempt", "success", "failure_class", "labeled_by",
@@ -52,6 +53,7 @@ class ImportSummary:
     imported: int
     already_present: int
     runs: int
+    from_queue: int = 0  # rows whose run a queue file (--picks) picked
 
 
 def _text_lines(path: Path) -> tuple[list[str], list[RowError]]:
@@ -283,8 +285,13 @@ def _known_runs(ledger: Ledger, run_ids: set[str]) -> set[str]:
     return known
 
 
-def import_labels(ledger: Ledger, path: str | Path) -> ImportSummary:
+def import_labels(ledger: Ledger, path: str | Path,
+                  reviews: Mapping[str, Review] | None = None) -> ImportSummary:
     """Check every row of a label file, then import all of them in one transaction.
+
+    ``reviews`` (run id -> the queue's pick, ``judge.learn.select.picked_reviews``): a row
+    whose run the queue picked is stored with its ``review_labels`` row, as a label made on
+    the page is; the others read ``unqueued`` in ``review stats``.
 
     Raises:
         LabelImportError: listing every bad row (line, field, message); nothing imported.
@@ -296,7 +303,13 @@ def import_labels(ledger: Ledger, path: str | Path) -> ImportSummary:
                   for line, lb in labels if lb.run_id not in known)
     if errors:
         raise LabelImportError(str(path), sorted(errors, key=lambda e: e.line))
-    imported = ledger.add_labels([lb for _, lb in labels])
+    reviews = reviews or {}
+    if reviews:
+        imported = add_reviewed_labels(ledger, [(lb, reviews.get(lb.run_id))
+                                                for _, lb in labels])
+    else:
+        imported = ledger.add_labels([lb for _, lb in labels])
     return ImportSummary(file=str(path), rows=len(labels), imported=imported,
                          already_present=len(labels) - imported,
-                         runs=len({lb.run_id for _, lb in labels}))
+                         runs=len({lb.run_id for _, lb in labels}),
+                         from_queue=sum(lb.run_id in reviews for _, lb in labels))

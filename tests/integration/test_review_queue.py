@@ -167,3 +167,42 @@ def test_review_next_and_stats_commands(db, capsys):
     assert main(["review", "stats", "--db", url]) == 0
     assert capsys.readouterr().out == ("0 label(s) of 0 run(s)\nper strategy:\nper task:\n"
                                        "per labeled_by:\n")
+
+
+def test_a_run_a_datasets_split_holds_out_is_never_offered(ledger):
+    from judge.outcomes.store import OutcomeStore
+
+    for rid in ("h1", "h2", "h3"):
+        record(ledger, rid, (0.9, 0.1, 0.5))
+    store = OutcomeStore(ledger.engine)
+    store.create_dataset("lab/runs")
+    for rid, membership in (("h1", "held_out_eval"), ("h2", "train")):
+        uid = store.add_sequence("lab/runs", hashlib.sha256(rid.encode()).hexdigest(),
+                                 f"/b/{rid}")
+        store.put_label("lab/runs", uid, {"outcome": "expert_success",
+                                          "evaluation_membership": membership})
+    assert [p.run_id for p in next_runs(ledger, V, test_fraction=0.0)] == ["h2", "h3"]
+    store.put_label("lab/runs", uid, {"outcome": "expert_success",  # h2 moved to held out
+                                      "evaluation_membership": "held_out_eval"})
+    assert [p.run_id for p in next_runs(ledger, V, test_fraction=0.0)] == ["h3"]
+
+
+def test_a_blind_ledger_never_offers_a_tier_b_run(ledger):
+    record(ledger, "a1", (0.9, 0.1, 0.5))
+    h = hashlib.sha256(b"b1").hexdigest()
+    att = attribution("t.secret", "seed-b1").model_copy(
+        update={"task": attribution("t.secret", "s").task.model_copy(update={"tier": "B"})})
+    run = Run(run_id="b1", bundle_uri="/b/b1", bundle_hash=h, attribution=att,
+              duration_s=6.0, cycle_sec=6.0, recorded_at=T0)
+    answers = tuple(ModelAnswer(model=m, p_attempt=0.9, p_success=p, p_attempt_raw=0.9,
+                                p_success_raw=p) for m, p in zip("abc", (0.9, 0.1, 0.5),
+                                                                 strict=True))
+    ledger.record(run, Judgment(
+        run_id="b1", bundle_uri="/b/b1", bundle_hash=h, task_id="t.secret", judge_version=V,
+        attempt=True, success=False, failure_class=None, counts_against_policy=True,
+        attempt_confidence=0.9, success_confidence=0.9, answers=answers, frames=6,
+        timings=StageTimings(intake_s=0, frames_s=0, models_s=0, vote_s=0),
+        cost=Cost(gpu_s=0, cpu_s=0, usd=0)))
+    assert [p.run_id for p in next_runs(ledger, V, test_fraction=0.0)] == ["a1", "b1"]
+    blind = Ledger(ledger.engine, blind=True)
+    assert [p.run_id for p in next_runs(blind, V, test_fraction=0.0)] == ["a1"]

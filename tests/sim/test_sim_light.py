@@ -183,6 +183,83 @@ def test_truth_labels_work_on_synth_bundles(make_bundles, tmp_path):
         write_truth_labels(paths[0].parent, out, fraction=1.5)
 
 
+def test_truth_labels_label_exactly_the_runs_a_review_queue_file_names(make_bundles, tmp_path,
+                                                                        capsys):
+    # the operator of `make demo`, simulated from the generator's truth: it labels the runs
+    # `rcjudge review next --json` picked (in rank order 0004, 0001), nothing else
+    import json
+
+    from bench.sim.truth_labels import read_picks
+
+    paths = make_bundles(6, seed=4, width=96, height=64, fps=10, duration_s=2.0)
+    root = paths[0].parent
+    picks = tmp_path / "picks.json"
+    picks.write_text(json.dumps({"judge_version": "tiny-streams", "strategy": "random",
+                                 "picks": [{"run_id": "synth-0004-0004", "rank": 1},
+                                           {"run_id": "synth-0004-0001", "rank": 2}]}))
+    assert read_picks(picks) == ["synth-0004-0004", "synth-0004-0001"]
+    out = tmp_path / "l.csv"
+    assert main(["truth-labels", str(root), "--out", str(out), "--runs", str(picks),
+                 "--labeled-by", "demo-operator", "--labeled-at", "2026-12-01T00:00:00Z"]) == 0
+    assert out.read_text().splitlines() == [
+        "run_id,attempt,success,failure_class,labeled_by,labeled_at",
+        "synth-0004-0001,false,false,task.no_attempt,demo-operator,2026-12-01T00:00:00Z",
+        "synth-0004-0004,true,true,,demo-operator,2026-12-01T00:00:00Z"]
+    assert capsys.readouterr().out == (f"{out}: 2 label(s) of 6 run(s) with truth.json "
+                                       f"(the runs picked in {picks})\n")
+    assert main(["truth-labels", str(root), "--out", str(out), "--runs", str(picks),
+                 "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert (summary["labeled"], summary["runs_found"], summary["fraction"],
+            summary["seed"]) == (2, 6, None, None)
+    # an empty queue labels nothing: the header alone
+    picks.write_text('{"picks": []}')
+    assert main(["truth-labels", str(root), "--out", str(out), "--runs", str(picks)]) == 0
+    assert out.read_text() == "run_id,attempt,success,failure_class,labeled_by,labeled_at\n"
+    capsys.readouterr()
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    (None, "--runs {f}: file not found"),
+    ("{", "--runs {f}: not valid JSON: Expecting property name enclosed in double quotes: "
+          "line 1 column 2 (char 1)"),
+    ('["synth-0004-0001"]', '--runs {f}: expected the JSON of `rcjudge review next --json` '
+                            '(an object with a "picks" list)'),
+    ('{"picks": [{"run_id": "synth-0004-0001"}, {"rank": 2}]}',
+     "--runs {f}: picks[1].run_id: expected a run id, got None"),
+    ('{"picks": [{"run_id": "synth-0004-0001"}, "synth-0004-0002"]}',
+     "--runs {f}: picks[1].run_id: expected a run id, got None"),
+    ('{"picks": [{"run_id": "synth-0004-0001"}, {"run_id": "synth-0004-0001"}]}',
+     "--runs {f}: picks[1].run_id 'synth-0004-0001' repeats picks[0]"),
+    ('{"picks": [{"run_id": "synth-0004-0001"}, {"run_id": "synth-9"}, {"run_id": "x"}]}',
+     "--runs: 2 run(s) with no truth.json under {root}: synth-9, x"),
+])
+def test_a_bad_runs_file_is_one_line_and_writes_nothing(make_bundles, tmp_path, capsys, text,
+                                                        message):
+    root = make_bundles(6, seed=4, width=96, height=64, fps=10, duration_s=2.0)[0].parent
+    picks = tmp_path / "picks.json"
+    if text is not None:
+        picks.write_text(text)
+    out = tmp_path / "l.csv"
+    assert main(["truth-labels", str(root), "--out", str(out), "--runs", str(picks)]) == 2
+    assert capsys.readouterr().err == ("rcjudge: error: "
+                                       + message.format(f=picks, root=root) + "\n")
+    assert not out.exists()
+
+
+def test_runs_and_fraction_together_are_refused(make_bundles, tmp_path, capsys):
+    root = make_bundles(6, seed=4, width=96, height=64, fps=10, duration_s=2.0)[0].parent
+    picks = tmp_path / "picks.json"
+    picks.write_text('{"picks": [{"run_id": "synth-0004-0001"}]}')
+    out = tmp_path / "l.csv"
+    assert main(["truth-labels", str(root), "--out", str(out), "--runs", str(picks),
+                 "--fraction", "1"]) == 2
+    assert capsys.readouterr().err == (
+        "rcjudge: error: --runs and --fraction: choose one (--runs names the runs to label, "
+        "--fraction draws a share of them)\n")
+    assert not out.exists()
+
+
 def test_truth_labels_with_near_threshold_are_read_by_eval_only(make_bundles, tmp_path):
     import json
 

@@ -46,3 +46,27 @@ def test_the_flag_is_said_in_the_text_and_the_html():
     page = one_answer_html(r)
     assert page.startswith('<p class="warning" id="one-answer-v1-success">ONE ANSWER: v1 ')
     assert one_answer_html({"versions": {"v1": {"attempt": fine, "success": fine}}}) == ""
+
+
+def test_a_one_sided_truth_answered_right_is_not_flagged():
+    # make demo's v2 attempt answers: 61 of 64 runs attempted, every run answered right. The
+    # answers are 95.3 % "yes" because the truth is; the accuracy is the judge's, not the
+    # base rate's, so no ONE ANSWER flag.
+    truth = np.array([True] * 61 + [False] * 3)
+    right = question_scores(truth.copy(), np.full(64, 0.9), truth, 0, 0)
+    assert right["accuracy"] == 1.0
+    assert right["one_answer"] == {"answer": "yes", "share": round(61 / 64, 4), "flag": False}
+    # "yes" to all 64: the 3 runs that were not attempted are all missed -> flagged
+    every = question_scores(np.ones(64, bool), np.full(64, 0.9), truth, 0, 0)
+    assert every["one_answer"] == {"answer": "yes", "share": 1.0, "flag": True}
+    # 63 "yes": 1 of the 3 "no" runs said "no" (1/3 < 1/2) -> flagged
+    one = truth.copy()
+    one[-2:] = True
+    s = question_scores(one, np.full(64, 0.9), truth, 0, 0)
+    assert s["one_answer"] == {"answer": "yes", "share": round(63 / 64, 4), "flag": True}
+    # 2 of 4 "no" runs said "no" (exactly half): the judge can say "no" -> not flagged
+    truth4 = np.array([True] * 76 + [False] * 4)
+    half = truth4.copy()
+    half[-2:] = True
+    h = question_scores(half, np.full(80, 0.9), truth4, 0, 0)
+    assert h["one_answer"] == {"answer": "yes", "share": round(78 / 80, 4), "flag": False}

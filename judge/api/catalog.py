@@ -12,7 +12,6 @@ role has no privilege on it, ledger revision 0006); a run's task comes from
 from __future__ import annotations
 
 import secrets
-from datetime import datetime
 from typing import Any
 
 import sqlalchemy as sa
@@ -20,6 +19,7 @@ import sqlalchemy as sa
 from judge.api import tables as T
 from judge.api.coefficients import MIN_N, K, published_table
 from judge.api.coefficients import table as coefficient_table
+from judge.api.common import iso
 from judge.api.errors import ApiError
 from judge.api.protocol import (
     Attestation,
@@ -47,12 +47,6 @@ from judge.ledgers.store import run_columns
 PAGE = 100
 
 
-def _iso(t: datetime | None) -> str | None:
-    from judge.api.service import _iso as iso
-
-    return iso(t)
-
-
 def judgment_number(judgment_id: str) -> int:
     """``jd_12`` -> 12; ApiError 404 for anything else."""
     head, _, num = judgment_id.partition("_")
@@ -74,7 +68,7 @@ def run_response(row: Any) -> RunResponse:
         task=TaskOut(id=None if row.task_tier == "B" else row.public_task_id,
                      tier=row.task_tier),
         env=row.env, seed=row.seed, reset=(row.attribution_extra or {}).get("reset"),
-        duration_s=row.duration_s, cycle_sec=row.cycle_sec, recorded_at=_iso(row.recorded_at))
+        duration_s=row.duration_s, cycle_sec=row.cycle_sec, recorded_at=iso(row.recorded_at))
 
 
 #: What the API reads of ``runs``: every column but the closed ``task_id``.
@@ -337,8 +331,8 @@ class CatalogMixin:
             raise ApiError(404, f"re-judge job {job_id!r}: no such job for this key")
         return RejudgeJob(job_id=row.job_id, status=row.status, judge=row.request["judge"],
                           runs=len(row.request["run_ids"]), judged=row.result["judged"],
-                          failed=row.result["failed"], created_at=_iso(row.created_at),
-                          finished_at=_iso(row.finished_at))
+                          failed=row.result["failed"], created_at=iso(row.created_at),
+                          finished_at=iso(row.finished_at))
 
 
 def aggregate_cells(rows: list[Any], min_n: int = MIN_N) -> list[CoefficientCell]:
@@ -350,10 +344,10 @@ def _label_out(s: Any) -> LabelResponse:
     lb = s.label
     return LabelResponse(label_id=s.label_id, run_id=lb.run_id, attempt=lb.attempt,
                          success=lb.success, failure_class=lb.failure_class,
-                         labeled_by=lb.labeled_by, labeled_at=_iso(lb.labeled_at))
+                         labeled_by=lb.labeled_by, labeled_at=iso(lb.labeled_at))
 
 
 def _attestation(r: Any) -> Attestation:
     return Attestation(attestation_id=r.attestation_id, subject=r.subject,
                        statement=r.statement, issued_by=r.issued_by,
-                       issued_at=_iso(r.issued_at))
+                       issued_at=iso(r.issued_at))

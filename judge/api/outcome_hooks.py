@@ -27,10 +27,11 @@ from fastapi.responses import Response
 from pydantic import BaseModel, ConfigDict, Field
 
 from judge.api import tables as T
-from judge.api.outcomes import PREFIX, _caller
+from judge.api.common import Caller, iso
 from judge.api.protocol import Problem, ValidationProblem
-from judge.api.service import Caller, JudgeService
+from judge.api.service import JudgeService
 from judge.api.webhooks import OUTCOME_EVENT_TYPES, WebhookMixin
+from judge.api.wire import PREFIX, key_with
 from judge.outcomes.store import OutcomeStore
 from judge.outcomes.targets import EVENT
 
@@ -110,26 +111,15 @@ class QualityTargetCrossedEvent(_M):
     data: QualityTargetCrossedData
 
 
-def _hooks_reader(who: Caller = Depends(_caller)) -> Caller:  # noqa: B008
-    JudgeService.require(who, "webhooks:read")  # before the body is read (403 first)
-    return who
-
-
-def _hooks_writer(who: Caller = Depends(_caller)) -> Caller:  # noqa: B008
-    JudgeService.require(who, "webhooks:write")
-    return who
-
-
-Reader = Annotated[Caller, Depends(_hooks_reader)]
-Writer = Annotated[Caller, Depends(_hooks_writer)]
+# the right before the body is read (403 first)
+Reader = Annotated[Caller, Depends(key_with("webhooks:read"))]
+Writer = Annotated[Caller, Depends(key_with("webhooks:write"))]
 
 
 def _out(r: Any, secret: bool = False) -> dict[str, Any]:
-    from judge.api.service import _iso
-
     doc = {"endpoint_id": r.endpoint_id, "url": r.url, "events": list(r.events),
            "enabled": r.enabled, "disabled_reason": r.disabled_reason,
-           "created_at": _iso(r.created_at)}
+           "created_at": iso(r.created_at)}
     return {**doc, "secret": r.secret} if secret else doc
 
 

@@ -15,10 +15,13 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import Depends, FastAPI, Header, Path, Query, Request
+from fastapi import Depends, FastAPI, Path, Query, Request
 from fastapi.responses import JSONResponse
 
+from judge.api.common import Caller
 from judge.api.errors import ApiError
+from judge.api.outcome_hooks import register as register_hooks
+from judge.api.outcome_protocol import OutcomeHistory, OutcomeLabel, OutcomeLabelPage
 from judge.api.protocol import (
     DatasetCreate,
     DatasetCreated,
@@ -30,11 +33,17 @@ from judge.api.protocol import (
     SequencePage,
     ValidationProblem,
 )
-from judge.api.service import Caller, JudgeService
+from judge.api.wire import PREFIX, build_openapi, declare_storable_text, key_with
 from judge.outcomes.labels import OutcomeLabelError, TextError
-from judge.outcomes.store import Forbidden, NotFound, OutcomeError, OutcomeStore
-
-PREFIX = "/api/v1"
+from judge.outcomes.store import (
+    CURSOR_PATTERN,
+    Conflict,
+    Forbidden,
+    NotFound,
+    OutcomeError,
+    OutcomeStore,
+    filter_pattern,
+)
 
 
 def _body(model: Any) -> dict[str, Any]:
@@ -48,34 +57,35 @@ _R = {status: {"model": ValidationProblem if status == 422 else Problem, "descri
     (401, "Missing, malformed, unknown or revoked key"),
     (403, "The key lacks the right, or may only read the dataset"),
     (404, "No such dataset (or not readable by the key), sequence or label"),
+    (409, "The dataset exists already"),
     (413, "Body over the size limit"), (415, "Not application/json"),
-    (422, "A query parameter out of range"))}
+    (422, "A query parameter out of range or unknown; a string that may not be stored"))}
 Filter = Annotated[str | None, Query(max_length=2000)]
+
+
+def _enum_filter(name: str) -> Any:
+    """A list filter's query parameter: one value or a comma list (the schema's pattern is
+    :func:`judge.outcomes.store.parse_filter`'s rule; anything else is its 400)."""
+    return Annotated[str | None, Query(max_length=2000, json_schema_extra={
+        "pattern": filter_pattern(name)})]
+
+
+OutcomeF, MembershipF = _enum_filter("outcome"), _enum_filter("evaluation_membership")
+SourceF, AutonomyF = _enum_filter("source"), _enum_filter("autonomy_level")
+Cursor = Annotated[str | None, Query(max_length=210, json_schema_extra={
+    "pattern": f"^({CURSOR_PATTERN[1:-1]})?$"})]  # empty: the first page
+
+
+def _ok(model: Any, what: str, status: int = 200) -> dict[Any, Any]:
+    """``_R`` and the typed success answer (the route returns the store's document)."""
+    return {**_R, status: {"model": model, "description": what}}
 _NAME = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$"  # judge.outcomes.store.parse_dataset's rule
 Owner = Annotated[str, Path(pattern=_NAME)]
 Slug = Annotated[str, Path(pattern=_NAME)]
 
 
-def _caller(request: Request, authorization: Annotated[str | None, Header()] = None,
-            x_avala_api_key: Annotated[str | None, Header()] = None) -> Caller:
-    service: JudgeService = request.app.state.service
-    if x_avala_api_key and not authorization:
-        authorization = f"Bearer {x_avala_api_key.strip()}"
-    return service.authenticate(authorization)
-
-
-def _reader(request: Request, who: Caller = Depends(_caller)) -> Caller:  # noqa: B008
-    JudgeService.require(who, "datasets:read")
-    return who
-
-
-def _writer(request: Request, who: Caller = Depends(_caller)) -> Caller:  # noqa: B008
-    JudgeService.require(who, "datasets:write")
-    return who
-
-
-Reader = Annotated[Caller, Depends(_reader)]
-Writer = Annotated[Caller, Depends(_writer)]
+Reader = Annotated[Caller, Depends(key_with("datasets:read"))]
+Writer = Annotated[Caller, Depends(key_with("datasets:write"))]
 
 
 def _store(request: Request, who: Caller) -> OutcomeStore:
@@ -90,6 +100,8 @@ def _call(fn, *args: Any, **kwargs: Any) -> Any:
         raise ApiError(404, str(exc)) from None
     except Forbidden as exc:
         raise ApiError(403, str(exc)) from None
+    except Conflict as exc:
+        raise ApiError(409, str(exc)) from None
     except TextError as exc:
         raise ApiError(422, str(exc)) from None
     except (OutcomeLabelError, OutcomeError) as exc:
@@ -127,8 +139,6 @@ def openapi(app: FastAPI) -> dict[str, Any]:
     """The sequence-outcome contract's own OpenAPI 3.1 schema: the routes under ``PREFIX``
     (the Judge API's ``/openapi.json`` keeps its 25 operations)."""
     if getattr(app.state, "outcomes_openapi", None) is None:
-        from judge.api.routes import build_openapi
-
         routes = [r for r in app.routes if getattr(r, "path", "").startswith(PREFIX)
                   and getattr(r, "include_in_schema", False)]
         app.state.outcomes_openapi = build_openapi(
@@ -142,6 +152,7 @@ def openapi(app: FastAPI) -> dict[str, Any]:
                 body = op.get("requestBody", {}).get("content", {}).get("application/json")
                 if body:
                     schemas.update(body["schema"].pop("$defs", {}))
+        declare_storable_text(spec)
         spec["components"]["securitySchemes"] = {
             "bearer": {"type": "http", "scheme": "bearer"},
             "avalaApiKey": {"type": "apiKey", "in": "header", "name": "X-Avala-Api-Key"}}
@@ -152,8 +163,6 @@ def openapi(app: FastAPI) -> dict[str, Any]:
 def register(app: FastAPI) -> None:
     """Add the dataset, sequence and outcome-label routes to ``app``, and their schema at
     ``PREFIX/openapi.json``."""
-    from judge.api.outcome_hooks import register as register_hooks
-
     tags = ["sequence outcomes"]
     app.state.outcome_webhooks = register_hooks(app)
 
@@ -162,7 +171,7 @@ def register(app: FastAPI) -> None:
         return JSONResponse(openapi(app))
 
     @app.get(f"{PREFIX}/datasets/", tags=tags, responses=_R, response_model=DatasetPage)
-    def list_datasets(request: Request, who: Reader, cursor: Filter = None,
+    def list_datasets(request: Request, who: Reader, cursor: Cursor = None,
                       limit: Annotated[int, Query(ge=1, le=100)] = 100) -> dict[str, Any]:
         """The datasets the key may read, by uid (owner/slug), at most 100 a page."""
         page = _call(_store(request, who).dataset_page, who.key_id, limit=limit, cursor=cursor)
@@ -194,14 +203,16 @@ def register(app: FastAPI) -> None:
         """The dataset; 404 when the key may not read it."""
         return _dataset(_call(_store(request, who).describe, f"{owner}/{slug}", who.key_id))
 
-    @app.get(f"{base}/sequences/{{sequence_uid}}/outcome/", tags=tags, responses=_R)
+    @app.get(f"{base}/sequences/{{sequence_uid}}/outcome/", tags=tags, response_model=None,
+             responses=_ok(OutcomeLabel, "The current label"))
     def get_outcome(owner: Owner, slug: Slug, sequence_uid: str, request: Request,
                     who: Reader) -> dict[str, Any]:
         """The sequence's current label; 404 when it has none."""
         return _call(_store(request, who).get_label, f"{owner}/{slug}", sequence_uid,
                      key_id=who.key_id)
 
-    @app.put(f"{base}/sequences/{{sequence_uid}}/outcome/", tags=tags, responses=_R,
+    @app.put(f"{base}/sequences/{{sequence_uid}}/outcome/", tags=tags, response_model=None,
+             responses=_ok(OutcomeLabel, "The new current label"),
              openapi_extra=_body(OutcomeLabelWrite))
     def put_outcome(owner: Owner, slug: Slug, sequence_uid: str, request: Request,
                     who: Writer) -> dict[str, Any]:
@@ -210,18 +221,20 @@ def register(app: FastAPI) -> None:
         return _call(_store(request, who).put_label, f"{owner}/{slug}", sequence_uid, doc,
                      key_id=who.key_id)
 
-    @app.get(f"{base}/sequences/{{sequence_uid}}/outcome/history/", tags=tags, responses=_R)
+    @app.get(f"{base}/sequences/{{sequence_uid}}/outcome/history/", tags=tags,
+             response_model=None, responses=_ok(OutcomeHistory, "Every version, newest first"))
     def outcome_history(owner: Owner, slug: Slug, sequence_uid: str, request: Request,
                         who: Reader) -> list[dict[str, Any]]:
         """Every version of the label, newest first (a plain array)."""
         return _call(_store(request, who).history, f"{owner}/{slug}", sequence_uid,
                      key_id=who.key_id)
 
-    @app.get(f"{base}/sequence-outcomes/", tags=tags, responses=_R)
+    @app.get(f"{base}/sequence-outcomes/", tags=tags, response_model=None,
+             responses=_ok(OutcomeLabelPage, "A page of current labels"))
     def list_outcomes(owner: Owner, slug: Slug, request: Request, who: Reader,
-                      outcome: Filter = None, evaluation_membership: Filter = None,
-                      source: Filter = None, autonomy_level: Filter = None,
-                      model_version: Filter = None, cursor: Filter = None,
+                      outcome: OutcomeF = None, evaluation_membership: MembershipF = None,
+                      source: SourceF = None, autonomy_level: AutonomyF = None,
+                      model_version: Filter = None, cursor: Cursor = None,
                       limit: Annotated[int, Query(ge=1, le=100)] = 100) -> dict[str, Any]:
         """Current labels of the dataset, by sequence uid, at most 100 a page."""
         page = _call(_store(request, who).list_labels, f"{owner}/{slug}", key_id=who.key_id,
@@ -232,8 +245,8 @@ def register(app: FastAPI) -> None:
 
     @app.get(f"{base}/sequences/", tags=tags, responses=_R, response_model=SequencePage)
     def list_sequences(owner: Owner, slug: Slug, request: Request, who: Reader,
-                       outcome: Filter = None, evaluation_membership: Filter = None,
-                       cursor: Filter = None,
+                       outcome: OutcomeF = None, evaluation_membership: MembershipF = None,
+                       cursor: Cursor = None,
                        limit: Annotated[int, Query(ge=1, le=100)] = 100) -> dict[str, Any]:
         """The dataset's sequences, filtered by their current label when a filter is given."""
         page = _call(_store(request, who).list_sequences, f"{owner}/{slug}",

@@ -11,6 +11,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, RootModel
 
 from judge.api.auth import RIGHTS
+from judge.outcomes.labels import AUTONOMY_LEVELS, LEAKAGE_KEYS, MEMBERSHIPS, OUTCOMES, SOURCES
 
 _NonEmpty = Field(min_length=1)
 
@@ -38,6 +39,15 @@ class Body(_Shape):
                             "(required by intake: configs/attribution.yaml).")
     mount_h_mm: float | None = Field(None, description="Mount height in millimetres "
                                      "(required by intake).")
+
+
+class BodyRequest(Body):
+    """The robot body as a judgment request sends it: ``dof`` and ``mount_h_mm`` are two of
+    the 11 attribution fields intake requires (configs/attribution.yaml), so neither may
+    be null or missing (a 422 names every missing field)."""
+
+    dof: int = Field(ge=0, description="Degrees of freedom of arm + hand.")
+    mount_h_mm: float = Field(description="Mount height in millimetres.")
 
 
 class Task(_Shape):
@@ -78,6 +88,7 @@ class Env(RootModel[dict[str, EnvValue]]):
 class JudgmentRequest(Attribution):
     """``POST /v1/judgments`` body: the bundle by URI, its attribution, the judge version."""
 
+    body: BodyRequest
     bundle_uri: str = Field(min_length=1, max_length=2048,
                             description="Bundle folder: local path or fsspec URI.")
     judge: str = Field("rc-judge-v1", min_length=1, max_length=200,
@@ -273,15 +284,30 @@ class RunList(_Out):
     next_cursor: str | None
 
 
+#: Text with something besides whitespace, no NUL (``judge.ledgers.labels`` strips it).
+NOT_BLANK = r"^[^\x00]*[^\s\x00][^\x00]*$"
+
+
 class LabelRequest(_Out):
-    """``POST /v1/runs/{run_id}/labels``: what a person said about a run."""
+    """``POST /v1/runs/{run_id}/labels``: what a person said about a run. As a label file's
+    row (``judge.ledgers.labels.check_label``): a run not attempted did not succeed, and a
+    success names no failure class."""
+
+    model_config = ConfigDict(extra="forbid", json_schema_extra={"allOf": [
+        {"anyOf": [{"properties": {"attempt": {"type": "boolean", "const": True}}},
+                   {"properties": {"success": {"type": "boolean", "const": False}}}]},
+        {"anyOf": [{"properties": {"success": {"type": "boolean", "const": False}}},
+                   {"properties": {"failure_class": {"type": "null"}}}]}]})
 
     attempt: bool
     success: bool
     failure_class: str | None = Field(None, max_length=200,
                                       description="Taxonomy class; null when not given.")
-    labeled_by: str = Field(min_length=1, max_length=200)
-    labeled_at: str | None = Field(None, description="ISO 8601; now when null.")
+    labeled_by: str = Field(min_length=1, max_length=200,
+                            json_schema_extra={"pattern": NOT_BLANK})
+    labeled_at: str | None = Field(None, description="RFC 3339 date-time (UTC when it has "
+                                   "no offset); now when null.",
+                                   json_schema_extra={"format": "date-time"})
 
 
 class LabelResponse(_Out):
@@ -630,20 +656,28 @@ class SequencePage(_Out):
     previous: str | None = Field(description="URL of the previous page, or null.")
 
 
+# the enumerations of judge.outcomes.labels, as the schema's enums
+_Outcome = Literal[OUTCOMES]  # type: ignore[valid-type]
+_Autonomy = Literal[(*AUTONOMY_LEVELS, "")]  # type: ignore[valid-type]
+_Membership = Literal[(*MEMBERSHIPS, "")]  # type: ignore[valid-type]
+_LeakageKey = Literal[LEAKAGE_KEYS]  # type: ignore[valid-type]
+_MetaKey = Annotated[str, Field(min_length=1, max_length=64)]
+
+
 class SubtaskWrite(_Shape):
     """One subtask span (nested or disjoint, sorted by start)."""
 
     label: str = Field(min_length=1, max_length=500, description="What the span does.")
     start_ts: float = Field(ge=0, description="Start (s).")
     end_ts: float = Field(ge=0, description="End (s), >= start_ts, <= length + 1 s.")
-    outcome: str | None = Field(None, description="One of the label outcomes.")
+    outcome: _Outcome | None = Field(None, description="One of the label outcomes.")
 
 
 class HandActionWrite(_Shape):
     """One hand action (one hand's actions sorted, touching but not overlapping)."""
 
     start_ts: float = Field(ge=0, description="Start (s).")
-    end_ts: float = Field(ge=0, description="End (s).")
+    end_ts: float = Field(ge=0, description="End (s), >= start_ts.")
     action: str = Field(min_length=1, max_length=500, description="The action.")
     object: str | None = Field(None, max_length=255, description="Object acted on.")
     verb: str | None = Field(None, max_length=64, description="Verb.")
@@ -658,11 +692,18 @@ class HandActionsWrite(_Shape):
 
 
 class OutcomeLabelWrite(_Shape):
-    """``PUT …/outcome/``: the whole label (omitted optional fields unset). The server
-    checks the cross-field rules too (ordering, nesting, confidence only with source
-    model, end_ts against the sequence length): a 400 names the field."""
+    """``PUT …/outcome/``: the whole label (omitted optional fields unset), as
+    :func:`judge.outcomes.labels.validate_label` checks it. The rules across items JSON
+    Schema cannot state (subtasks sorted and nested or disjoint, one hand's actions sorted
+    without overlap, end_ts >= start_ts and against the sequence length) are a 400 naming
+    the field."""
 
-    outcome: str = Field(description="One of judge.outcomes.labels.OUTCOMES.")
+    model_config = ConfigDict(extra="forbid", frozen=True, json_schema_extra={"anyOf": [
+        {"properties": {"confidence": {"type": "null"}}},
+        {"required": ["source"], "properties": {"source": {"type": "string",
+                                                           "const": "model"}}}]})
+
+    outcome: _Outcome = Field(description="What happened.")
     progress: float | None = Field(None, ge=0, le=1, description="Progress 0..1.")
     quality: int | None = Field(None, ge=1, le=5, description="Quality 1..5.")
     speed: int | None = Field(None, ge=1, le=5, description="Speed 1..5.")
@@ -671,11 +712,14 @@ class OutcomeLabelWrite(_Shape):
     mistake_type: str | None = Field(None, max_length=128, description="Mistake type.")
     recovery_type: str | None = Field(None, max_length=128, description="Recovery type.")
     failure_stage: str | None = Field(None, max_length=128, description="Failure stage.")
-    autonomy_level: str | None = Field(None, description="One of AUTONOMY_LEVELS or empty.")
+    autonomy_level: _Autonomy | None = Field(None, description="Empty or null: unset.")
     model_version: str | None = Field(None, max_length=255, description="Model version.")
-    evaluation_membership: str | None = Field(None, description="train, held_out_eval, none.")
-    leakage_groups: dict[str, str] | None = Field(None, description="Group id per key.")
-    source: str | None = Field(None, description="human, model or imported.")
-    source_metadata: dict[str, str | float | bool] | None = Field(
-        None, max_length=20, description="Flat object, keys 1-64 chars, strings <= 512.")
+    evaluation_membership: _Membership | None = Field(None, description="Empty or null: "
+                                                      "unset.")
+    leakage_groups: dict[_LeakageKey, Annotated[str, Field(min_length=1, max_length=255)]] \
+        | None = Field(None, description="Group id per key.")
+    source: Literal[SOURCES] = Field(  # type: ignore[valid-type]
+        "human", description="Who labelled (not null: absent is human).")
+    source_metadata: dict[_MetaKey, Annotated[str, Field(max_length=512)] | float | bool] \
+        | None = Field(None, max_length=20, description="Flat object, keys 1-64 chars.")
     confidence: float | None = Field(None, ge=0, le=1, description="Only with source model.")

@@ -20,8 +20,11 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from judge.api.errors import ApiError, problem
+from judge.api.common import Caller, Reply, iso
+from judge.api.errors import ApiError
+from judge.api.outcomes import register as register_outcomes
 from judge.api.protocol import (
+    NOT_BLANK,
     Attestation,
     AttestationList,
     CalibrationDisagreementEvent,
@@ -54,7 +57,16 @@ from judge.api.protocol import (
     WebhookEndpointWithSecret,
     WebhookTestResult,
 )
-from judge.api.service import Caller, JudgeService, Reply, _iso, validate_request
+from judge.api.service import JudgeService, validate_request
+from judge.api.wire import (
+    PREFIX,
+    PROBLEM,
+    build_openapi,
+    declare_storable_text,
+    problem_response,
+    refuse_unknown_query,
+)
+from judge.ensemble.taxonomy import load_taxonomy
 from judge.outcomes.text import first_bad
 
 MAX_BODY = 64 * 1024  # bytes, every route but the label write
@@ -69,13 +81,6 @@ def body_limit(method: str, path: str) -> int:
     return LABEL_MAX_BODY if method == "PUT" and _LABEL_WRITE.match(path) else MAX_BODY
 MAX_DEPTH = 32
 MAX_DIGITS = 100
-PROBLEM = "application/problem+json"
-
-
-def problem_response(status: int, detail: str, instance: str | None = None,
-                     headers: dict[str, str] | None = None, **extra: Any) -> Response:
-    body = json.dumps(problem(status, detail, instance, **extra), ensure_ascii=False)
-    return Response(body, status_code=status, media_type=PROBLEM, headers=headers)
 
 
 class BadJson(ValueError):
@@ -88,6 +93,10 @@ class BadText(BadJson):
     """A string of the body may not be stored (lone surrogate, NUL): 422 naming the field."""
 
     status = 422
+
+    def __init__(self, field: str, reason: str) -> None:
+        self.field, self.reason = field, reason
+        super().__init__(f"{field}: {reason}")
 
 
 def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -147,7 +156,7 @@ def parse_json(raw: bytes) -> Any:
         raise BadJson(f"JSON nested deeper than {MAX_DEPTH} levels")
     bad = first_bad(doc)
     if bad:
-        raise BadText(f"{bad[0]}: {bad[1]}")
+        raise BadText(*bad)
     return doc
 
 
@@ -164,8 +173,8 @@ class BodyGuard:
         limit = body_limit(scope.get("method", ""), path) if self.max_body == MAX_BODY \
             else self.max_body
 
-        async def refuse(status: int, detail: str) -> None:
-            await problem_response(status, detail, path)(scope, receive, send)
+        async def refuse(status: int, detail: str, **extra: Any) -> None:
+            await problem_response(status, detail, path, **extra)(scope, receive, send)
 
         headers = {k.decode("latin-1").lower(): v.decode("latin-1")
                    for k, v in scope.get("headers", [])}
@@ -196,6 +205,9 @@ class BodyGuard:
                                     "send application/json")
             try:
                 doc = parse_json(raw)
+            except BadText as exc:
+                return await refuse(422, str(exc), invalid_params=[
+                    {"name": exc.field, "reason": exc.reason}])
             except BadJson as exc:
                 return await refuse(exc.status, str(exc))
             scope.setdefault("state", {})["json"] = doc
@@ -224,25 +236,40 @@ _BODY_ERRORS = {400: {"model": Problem, "description": "Malformed JSON"},
                 422: {"model": ValidationProblem, "description": "Invalid request"}}
 
 
-def caller(request: Request,
-           authorization: Annotated[str | None, Header()] = None) -> Caller:
-    """The dependency every endpoint takes: the calling key (401 otherwise)."""
-    return request.app.state.service.authenticate(authorization)
+def caller(request: Request) -> Caller:
+    """The dependency every endpoint takes: the calling key (401 otherwise). The header is
+    read here, not declared as a parameter: the schema's ``securitySchemes`` describe it."""
+    return request.app.state.service.authenticate(request.headers.get("authorization"))
 
 
 Auth = Annotated[Caller, Depends(caller)]
 
 
-def need(right: str) -> list[Any]:
-    """A route's right, checked before its body or parameters are validated (403)."""
+def need(right: str | None) -> list[Any]:
+    """A route's right, checked before its body or parameters are validated (403); then
+    no query parameter the route does not declare (422). ``None``: any valid key."""
 
     def check(request: Request, who: Caller = Depends(caller)) -> None:  # noqa: B008
-        request.app.state.service.require(who, right)
+        if right is not None:
+            request.app.state.service.require(who, right)
+        refuse_unknown_query(request)
 
     return [Depends(check)]
 
 Id = Annotated[str, Path(min_length=1, max_length=200)]
+#: A label's run: checked as a label file's ``run_id`` (not blank, no NUL) before the run.
+RunId = Annotated[str, Path(min_length=1, max_length=200, json_schema_extra={
+    "pattern": NOT_BLANK})]
 Cursor = Annotated[str | None, Query(max_length=200)]
+Filter = Cursor
+# the rules the service checks itself (its messages name them), declared in the schema
+UsageCursor = Annotated[str | None, Query(max_length=200, json_schema_extra={
+    "pattern": r"^us_[0-9]{1,18}$"})]
+JudgmentCursor = Annotated[str | None, Query(max_length=200, json_schema_extra={
+    "pattern": r"^(jd_[0-9]{1,18})?$"})]  # empty: the first page
+#: ``Idempotency-Key``: 1-255 printable ASCII characters (``JudgeService.submit``).
+IdempotencyKey = Annotated[str | None, Header(json_schema_extra={
+    "pattern": r"^[!-~]([ -~]{0,253}[!-~])?$"})]
 Limit = Annotated[int, Query(ge=1, le=100)]
 
 
@@ -318,7 +345,7 @@ def create_app(service: JudgeService) -> FastAPI:
                          409: {"model": Problem,
                                "description": "The first request with this key is in flight"}})
     def post_judgment(body: JudgmentRequest, request: Request, who: Auth,
-                      idempotency_key: Annotated[str | None, Header()] = None,
+                      idempotency_key: IdempotencyKey = None,
                       prefer: Annotated[str | None, Header()] = None) -> Response:
         """Judge one run: intake, frames, three models, vote, ledgers, metering."""
         doc = request.scope.get("state", {}).get("json")
@@ -335,15 +362,16 @@ def create_app(service: JudgeService) -> FastAPI:
     @app.get("/v1/usage", dependencies=need("usage:read"),
              response_model=Usage, tags=["metering"],
              responses={**_ERRORS, 422: _BODY_ERRORS[422]})
-    def get_usage(who: Auth, cursor: Cursor = None, limit: Limit = 50) -> dict:
+    def get_usage(who: Auth, cursor: UsageCursor = None, limit: Limit = 50) -> dict:
         """The calling key's judged calls, their exact sum, and a page of the charges."""
         return service.usage(who, cursor, limit)
 
-    @app.get("/v1/keys/me", response_model=KeyInfo, tags=["keys"], responses=_ERRORS)
+    @app.get("/v1/keys/me", dependencies=need(None), response_model=KeyInfo, tags=["keys"],
+             responses=_ERRORS)
     def get_key(who: Auth) -> KeyInfo:
         """The calling key's id, mode and rights_granted."""
         return KeyInfo(key_id=who.key_id, name=who.name, mode=who.mode,
-                       rights_granted=list(who.rights), created_at=_iso(who.created_at))
+                       rights_granted=list(who.rights), created_at=iso(who.created_at))
 
     _404 = {**_ERRORS, 404: {"model": Problem, "description": "Not found for this key"}}
     _W404 = {**_404, **_BODY_ERRORS}
@@ -351,7 +379,7 @@ def create_app(service: JudgeService) -> FastAPI:
     @app.get("/v1/judgments", dependencies=need("judgments:read"),
              response_model=JudgmentList, tags=["judgments"],
              responses={**_ERRORS, 404: _404[404], 422: _BODY_ERRORS[422]})
-    def list_judgments(who: Auth, cursor: Cursor = None, limit: Limit = 50) -> dict:
+    def list_judgments(who: Auth, cursor: JudgmentCursor = None, limit: Limit = 50) -> dict:
         """The key's judgments, newest first."""
         return service.list_judgments(who, cursor, limit)
 
@@ -379,7 +407,7 @@ def create_app(service: JudgeService) -> FastAPI:
               response_model=LabelResponse, status_code=201,
               tags=["labels"], responses={**_W404, 200: {"model": LabelResponse,
                                                          "description": "Already recorded"}})
-    def post_label(run_id: Id, body: LabelRequest, who: Auth) -> Response:
+    def post_label(run_id: RunId, body: LabelRequest, who: Auth) -> Response:
         """Record what a person said about a run (kept beside the judge's verdict)."""
         new, label = service.add_label(who, run_id, body)
         return Response(label.model_dump_json(), status_code=201 if new else 200,
@@ -395,7 +423,7 @@ def create_app(service: JudgeService) -> FastAPI:
     @app.get("/v1/calibration-set", dependencies=need("labels:read"),
              response_model=CalibrationSet, tags=["labels"],
              responses={**_ERRORS, 422: _BODY_ERRORS[422]})
-    def calibration_set(who: Auth, judge_version: Cursor = None) -> dict:
+    def calibration_set(who: Auth, judge_version: Filter = None) -> dict:
         """The key's judgments that disagree with their run's current label."""
         return service.calibration_set(who, judge_version)
 
@@ -439,9 +467,9 @@ def create_app(service: JudgeService) -> FastAPI:
     @app.get("/v1/coefficients", dependencies=need("coefficients:read"),
              response_model=CoefficientsTable, tags=["coefficients"],
              responses={**_ERRORS, 422: _BODY_ERRORS[422]})
-    def coefficients(who: Auth, policy: Cursor = None, body: Cursor = None,
-                     task_family: Cursor = None, tier: Cursor = None,
-                     judge_version: Cursor = None) -> dict:
+    def coefficients(who: Auth, policy: Filter = None, body: Filter = None,
+                     task_family: Filter = None, tier: Filter = None,
+                     judge_version: Filter = None) -> dict:
         """The public coefficients table; a cell with n < 40 shows ``insufficient``.
 
         Filters return every published cell covering the values; on tier B a too narrow
@@ -525,8 +553,6 @@ def create_app(service: JudgeService) -> FastAPI:
     def calibration_disagreement(body: CalibrationDisagreementEvent) -> None:
         """Sent when an operator label disagrees with a judgment of the run."""
 
-    from judge.api.outcomes import register as register_outcomes
-
     register_outcomes(app)
     app.openapi = lambda: openapi(app)
     return app
@@ -537,40 +563,15 @@ def openapi(app: FastAPI) -> dict[str, Any]:
     its own: ``judge.api.outcomes.openapi``)."""
     if app.openapi_schema:
         return app.openapi_schema
-    from judge.api.outcomes import PREFIX
-
     routes = [r for r in app.routes if not getattr(r, "path", "").startswith(PREFIX)]
     spec = build_openapi(app, routes, app.title, app.description, app.webhooks.routes)
+    declare_storable_text(spec)
+    # the service checks failure_class against the taxonomy: the schema lists it
+    label = spec["components"]["schemas"]["LabelRequest"]["properties"]["failure_class"]
+    label["anyOf"] = [{"type": "string", "enum": sorted(load_taxonomy().classes)},
+                      {"type": "null"}]
     spec.setdefault("components", {})["securitySchemes"] = {
         "bearer": {"type": "http", "scheme": "bearer"}}
     spec["security"] = [{"bearer": []}]
     app.openapi_schema = spec
     return app.openapi_schema
-
-
-def build_openapi(app: FastAPI, routes: list, title: str, description: str,
-                  webhooks: list | None = None) -> dict[str, Any]:
-    """OpenAPI 3.1 of ``routes``, with FastAPI's default 422 shape replaced by
-    :class:`ValidationProblem` and every problem answered as ``application/problem+json``."""
-    from fastapi.openapi.utils import get_openapi
-
-    spec = get_openapi(title=title, version=app.version, openapi_version="3.1.0",
-                       description=description, routes=routes, webhooks=webhooks or [])
-    ref = "#/components/schemas/HTTPValidationError"
-    for section in ("paths", "webhooks"):
-        for ops in spec.get(section, {}).values():
-            for op in ops.values():
-                for resp in op.get("responses", {}).values():
-                    for media in list(resp.get("content", {})):
-                        content = resp["content"][media]
-                        if content.get("schema", {}).get("$ref") == ref:
-                            content["schema"]["$ref"] = "#/components/schemas/ValidationProblem"
-                    if "content" in resp and any(k.startswith("application/json")
-                                                 for k in resp["content"]) and \
-                            resp["content"].get("application/json", {}).get("schema", {}).get(
-                                "$ref") in ("#/components/schemas/Problem",
-                                            "#/components/schemas/ValidationProblem"):
-                        resp["content"] = {PROBLEM: resp["content"]["application/json"]}
-    for name in ("HTTPValidationError", "ValidationError"):
-        spec.get("components", {}).get("schemas", {}).pop(name, None)
-    return spec

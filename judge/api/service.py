@@ -15,13 +15,11 @@ charge and the idempotency record. The routes (``judge.api.routes``) only transl
 from __future__ import annotations
 
 import hashlib
-import json
 import secrets
 import threading
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from typing import Any
 
 import sqlalchemy as sa
@@ -31,6 +29,7 @@ from judge.api import auth
 from judge.api import tables as T
 from judge.api.bundle_roots import BundleRoots
 from judge.api.catalog import CatalogMixin
+from judge.api.common import Caller, Reply, canonical, insert_ignore, iso, now_utc
 from judge.api.errors import ApiError, problem
 from judge.api.protocol import ChargedTo, Job, JobResult, JudgmentRequest, JudgmentResponse
 from judge.api.webhooks import WebhookMixin
@@ -48,20 +47,6 @@ TEST_SCHEMA = "rcjudge_test"
 API_ROLE = "rcjudge_api"  # created by ledger migration 0005 (PostgreSQL)
 
 
-def _now() -> datetime:
-    return datetime.now(UTC)
-
-
-def _iso(t: datetime | None) -> str | None:
-    return None if t is None else t.astimezone(UTC).isoformat().replace("+00:00", "Z")
-
-
-def canonical(doc: Any) -> bytes:
-    """The JSON bytes answered and compared: sorted keys, no spaces, UTF-8."""
-    return json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
-                      allow_nan=False).encode("utf-8")
-
-
 def test_url(url: str, schema: str = TEST_SCHEMA) -> tuple[str, str | None]:
     """The test-mode database beside ``url``: (URL, PostgreSQL schema or None)."""
     parsed = sa.make_url(resolve_url(url))
@@ -72,27 +57,6 @@ def test_url(url: str, schema: str = TEST_SCHEMA) -> tuple[str, str | None]:
         stem, dot, ext = db.rpartition(".")
         return str(parsed.set(database=f"{stem}-test.{ext}" if dot else f"{db}-test")), None
     return resolve_url(url), schema
-
-
-@dataclass(frozen=True)
-class Caller:
-    """The key a request was made with (after its checksum and hash matched)."""
-
-    key_id: str
-    name: str
-    mode: str
-    rights: tuple[str, ...]
-    created_at: datetime
-    dataset: str | None = None  # every judgment through the key lands there (a model label)
-
-
-@dataclass(frozen=True)
-class Reply:
-    """An answer ready to send: status, headers, exact body bytes."""
-
-    status: int
-    body: bytes
-    headers: dict[str, str] = field(default_factory=dict)
 
 
 class _Mode:
@@ -215,7 +179,7 @@ class JudgeService(CatalogMixin, WebhookMixin):
                 raise ApiError(422, f"{exc}{where}", param="dataset") from None
         key = auth.new_key(mode)
         parsed = auth.parse_key(key)
-        now = _now()
+        now = now_utc()
         if store is not None:  # first: a grant to a key id never stored is inert
             store.grant(dataset, parsed.key_id, "edit")
         with self.modes["live"].write() as conn, conn.begin():
@@ -235,7 +199,7 @@ class JudgeService(CatalogMixin, WebhookMixin):
                                 .order_by(k.c.created_at, k.c.key_id)).all()
         return [{"key_id": r.key_id, "name": r.name, "mode": r.mode,
                  "rights_granted": list(r.rights_granted), "dataset": r.dataset,
-                 "created_at": _iso(r.created_at), "revoked_at": _iso(r.revoked_at)}
+                 "created_at": iso(r.created_at), "revoked_at": iso(r.revoked_at)}
                 for r in rows]
 
     def revoke_key(self, key_id: str) -> bool:
@@ -247,7 +211,7 @@ class JudgeService(CatalogMixin, WebhookMixin):
                 raise ApiError(404, f"key {key_id!r}: no such key")
             if row.revoked_at is not None:
                 return False
-            conn.execute(sa.update(k).where(k.c.key_id == key_id).values(revoked_at=_now()))
+            conn.execute(sa.update(k).where(k.c.key_id == key_id).values(revoked_at=now_utc()))
             return True
 
     def authenticate(self, authorization: str | None) -> Caller:
@@ -322,7 +286,7 @@ class JudgeService(CatalogMixin, WebhookMixin):
     def _claim(self, mode: _Mode, key_id: str, idem: str, digest: str) -> Reply | None:
         """Take the key (None) or answer from it: the stored reply, 409 or 422."""
         t = T.idempotency
-        now = _now()
+        now = now_utc()
         where = (t.c.key_id == key_id) & (t.c.idempotency_key == idem)
         with mode.write() as conn, conn.begin():
             # expired keys of this API key go; so does a claim abandoned in flight (a crash)
@@ -378,7 +342,7 @@ class JudgeService(CatalogMixin, WebhookMixin):
             conn.execute(sa.insert(T.jobs).values(
                 job_id=job_id, key_id=caller.key_id, kind="judgment", status="queued",
                 request=request.model_dump(mode="json"), result=None, error=None,
-                created_at=_now(), finished_at=None))
+                created_at=now_utc(), finished_at=None))
         self.pool.submit(self._run_job, caller, request, job_id)
         return Reply(202, canonical(self.job(caller, job_id).model_dump(mode="json")),
                      {"Location": f"/v1/jobs/{job_id}", "Preference-Applied": "respond-async"})
@@ -397,7 +361,7 @@ class JudgeService(CatalogMixin, WebhookMixin):
             error, status = problem(500, f"{type(exc).__name__}: {exc}"), "failed"
         with mode.write() as conn, conn.begin():
             conn.execute(sa.update(j).where(j.c.job_id == job_id).values(
-                status=status, result=result, error=error, finished_at=_now()))
+                status=status, result=result, error=error, finished_at=now_utc()))
 
     def job(self, caller: Caller, job_id: str) -> Job:
         """A judging job of the caller's (404 for anyone else's)."""
@@ -412,8 +376,8 @@ class JudgeService(CatalogMixin, WebhookMixin):
         if row.status in ("succeeded", "failed"):
             result = JobResult(judgment=JudgmentResponse(**row.result) if row.result else None,
                                error=row.error)
-        return Job(job_id=row.job_id, status=row.status, created_at=_iso(row.created_at),
-                   finished_at=_iso(row.finished_at), result=result)
+        return Job(job_id=row.job_id, status=row.status, created_at=iso(row.created_at),
+                   finished_at=iso(row.finished_at), result=result)
 
     def judge_now(self, caller: Caller, request: JudgmentRequest) -> JudgmentResponse:
         """Judge the request's bundle and write everything in one transaction (charged);
@@ -472,7 +436,7 @@ class JudgeService(CatalogMixin, WebhookMixin):
         j = S.judgments
         row = conn.execute(sa.select(j).where(j.c.run_id == run_id,
                                               j.c.judge_version == judgment.judge_version)).one()
-        now = _now()
+        now = now_utc()
         charged, released = None, 0
         a = run.attribution
         o = T.owned
@@ -518,7 +482,7 @@ class JudgeService(CatalogMixin, WebhookMixin):
                 key = m.task_key(task_id)
                 if conn.execute(sa.select(d.c.task_key).where(d.c.task_key == key)).first():
                     continue
-                conn.execute(d.insert().values(task_key=key, designated_at=_now()))
+                conn.execute(d.insert().values(task_key=key, designated_at=now_utc()))
                 added += 1
         return added
 
@@ -594,21 +558,13 @@ class JudgeService(CatalogMixin, WebhookMixin):
                                 .where(u.c.key_id == caller.key_id, u.c.usage_id > after)
                                 .order_by(u.c.usage_id).limit(limit + 1)).all()
         lines = [{"judgment_id": f"jd_{r.judgment_id}", "amount_cents": r.amount_cents,
-                  "rights_granted": list(r.rights_granted), "recorded_at": _iso(r.recorded_at)}
+                  "rights_granted": list(r.rights_granted), "recorded_at": iso(r.recorded_at)}
                  for r in rows[:limit]]
         more = len(rows) > limit
         return {"key_id": caller.key_id, "calls": int(calls), "amount_cents": int(cents),
                 "amount_usd": cents_to_usd(int(cents)),
                 "price_per_call_usd": cents_to_usd(PRICE_CENTS), "lines": lines,
                 "next_cursor": f"us_{rows[limit - 1].usage_id}" if more else None}
-
-
-def insert_ignore(conn: Connection, table: sa.Table, key: list[str]) -> Any:
-    """``INSERT … ON CONFLICT (key) DO NOTHING`` in the connection's dialect."""
-    from sqlalchemy.dialects import postgresql, sqlite
-
-    insert = postgresql.insert if conn.dialect.name == "postgresql" else sqlite.insert
-    return insert(table).on_conflict_do_nothing(index_elements=key)
 
 
 def public_detail(exc: Exception, task: dict[str, Any]) -> str:

@@ -28,6 +28,7 @@ from urllib.parse import urlsplit
 import sqlalchemy as sa
 
 from judge.api import tables as T
+from judge.api.common import iso
 from judge.api.errors import ApiError
 from judge.api.protocol import (
     WebhookDelivery,
@@ -156,11 +157,9 @@ def _resolve(host: str) -> list[str]:
 
 
 def _endpoint_out(r: Any, with_secret: bool = False) -> WebhookEndpoint:
-    from judge.api.service import _iso
-
     fields = dict(endpoint_id=r.endpoint_id, url=r.url, events=list(r.events),
                   enabled=r.enabled, disabled_reason=r.disabled_reason,
-                  created_at=_iso(r.created_at))
+                  created_at=iso(r.created_at))
     return WebhookEndpointWithSecret(**fields, secret=r.secret) if with_secret \
         else WebhookEndpoint(**fields)
 
@@ -241,8 +240,6 @@ class WebhookMixin:
     def delivery_rows(self, caller: Any, endpoint_id: str,
                       family: tuple[str, ...] = EVENT_TYPES) -> list[dict[str, Any]]:
         """Every recorded attempt to the caller's endpoint, oldest first."""
-        from judge.api.service import _iso
-
         self.require(caller, "webhooks:read")
         self._endpoint(caller, endpoint_id, family)
         d = T.webhook_deliveries
@@ -251,7 +248,7 @@ class WebhookMixin:
                                 .order_by(d.c.delivery_id)).all()
         return [{"delivery_id": r.delivery_id, "message_id": r.message_id,
                  "event_type": r.event_type, "attempt": r.attempt, "status": r.status,
-                 "error": r.error, "delivered_at": _iso(r.delivered_at)} for r in rows]
+                 "error": r.error, "delivered_at": iso(r.delivered_at)} for r in rows]
 
     def send_test(self, caller: Any, endpoint_id: str) -> dict[str, Any]:
         """Queue one delivery of a sample event of the endpoint's first event type."""

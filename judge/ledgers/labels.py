@@ -228,6 +228,8 @@ def parse_row(line: int, raw: dict[str, Any],
     except ValueError:
         errors.append(RowError(line, "labeled_at", f"{at!r} is not an ISO 8601 timestamp "
                                "(e.g. 2026-09-16T14:02:00Z)"))
+    except OverflowError:  # its offset moves it out of years 1..9999
+        errors.append(RowError(line, "labeled_at", f"{at!r} is outside years 1-9999 in UTC"))
     return errors or Label(**vals)
 
 

@@ -14,8 +14,6 @@ may edit it; a public dataset is readable by every key; otherwise a grant decide
 
 from __future__ import annotations
 
-import base64
-import json
 import logging
 import re
 import secrets
@@ -53,6 +51,10 @@ class NotFound(OutcomeError, LookupError):
 
 class Forbidden(OutcomeError, PermissionError):
     """The caller may read the dataset but not edit it."""
+
+
+class Conflict(OutcomeError):
+    """The dataset to create exists already."""
 
 
 @dataclass(frozen=True)
@@ -94,6 +96,13 @@ def _iso(t: datetime) -> str:
     return t.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
+def filter_pattern(name: str) -> str:
+    """The regular expression of a valid value of list filter ``name``: empty, one known
+    value or a comma list of them (spaces around each allowed)."""
+    one = "(" + "|".join(re.escape(v) for v in ENUM_FILTERS[name]) + ")"
+    return f"^( *{one} *(, *{one} *)*)?$"
+
+
 def parse_filter(name: str, value: str | list[str] | None) -> list[str]:
     """One value or a comma list of a list filter, every value known; [] when absent."""
     if value is None or value == "" or value == []:
@@ -108,20 +117,21 @@ def parse_filter(name: str, value: str | list[str] | None) -> list[str]:
     return values
 
 
+#: What :func:`encode_cursor` makes and :func:`decode_cursor` takes: a direction and the
+#: sort key of the row it continues from (any such cursor is a position in the list).
+CURSOR_PATTERN = r"^(after|before)\.[!-~]{1,200}$"
+
+
 def encode_cursor(direction: str, key: str) -> str:
-    raw = json.dumps({direction: key}, separators=(",", ":")).encode()
-    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+    """``after.<key>`` / ``before.<key>``: the page after (before) the row keyed ``key``."""
+    return f"{direction}.{key}"
 
 
 def decode_cursor(cursor: str) -> tuple[str, str]:
     """``("after"|"before", sequence_uid)``; raises OutcomeError on anything else."""
-    try:
-        doc = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
-        ((direction, key),) = doc.items()
-        if direction in ("after", "before") and isinstance(key, str):
-            return direction, key
-    except (ValueError, TypeError, AttributeError):
-        pass
+    if re.fullmatch(CURSOR_PATTERN, cursor or ""):
+        direction, _, key = cursor.partition(".")
+        return direction, key
     raise OutcomeError(f"cursor {cursor!r}: not a cursor of this list")
 
 
@@ -161,7 +171,7 @@ class OutcomeStore:
         with self._write() as conn, conn.begin():
             if conn.execute(sa.select(S.datasets.c.dataset_id).where(
                     S.datasets.c.owner == owner, S.datasets.c.slug == slug)).first():
-                raise OutcomeError(f"dataset {owner}/{slug}: already exists")
+                raise Conflict(f"dataset {owner}/{slug}: already exists")
             dataset_id = conn.execute(S.datasets.insert().values(
                 owner=owner, slug=slug, public=public, created_by=key_id,
                 created_at=_now()).returning(S.datasets.c.dataset_id)).scalar_one()

@@ -132,7 +132,7 @@ def test_judgments_through_a_dataset_key_are_labelled_once(served, make_bundles,
             "model", job["result"]["judgment"]["run_id"],
             mapped(job["result"]["judgment"], doc2, label2))
         listed = http.get(f"{seq}/", headers=h).json()["results"]
-        assert sorted((x["sequence_uid"], x["outcome"], x["outcome_version"]) for x in listed) \
+        assert sorted((x["uid"], x["outcome"], x["outcome_version"]) for x in listed) \
             == sorted([(uid, "mistake_and_recovery", 2), (uid2, label2["outcome"], 1)])
 
         # a tier-B run is refused by such a key, before anything is judged

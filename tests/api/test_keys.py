@@ -97,7 +97,7 @@ def test_test_keys_never_touch_live_data(client, service, live_key, test_key, ap
 
 def test_every_operation_checks_its_right_before_reading_the_request(client, service):
     """A key with no right at all gets 403 on every operation but /v1/keys/me: the Judge
-    API's 24 others and the sequence-outcome side's 11 (400/422 never come first)."""
+    API's 24 others and the sequence-outcome side's 13 (400/422 never come first)."""
     key = service.create_key("nobody", "live", [])[0]
     paths = {**client.get("/openapi.json").json()["paths"],
              **client.get("/api/v1/openapi.json").json()["paths"]}
@@ -111,4 +111,4 @@ def test_every_operation_checks_its_right_before_reading_the_request(client, ser
     allowed = [s for s in seen if s[1] == "/v1/keys/me"]
     assert allowed == [("GET", "/v1/keys/me", 200)]
     assert [s for s in seen if s[1] != "/v1/keys/me" and s[2] != 403] == []
-    assert len(seen) == 36
+    assert len(seen) == 38

@@ -15,8 +15,10 @@ from foxglove_schemas_protobuf.JointState_pb2 import JointState
 from foxglove_schemas_protobuf.JointStates_pb2 import JointStates
 from foxglove_schemas_protobuf.Log_pb2 import Log
 from google.protobuf.timestamp_pb2 import Timestamp
-from mcap_protobuf.writer import Writer
+from mcap_protobuf.schema import build_file_descriptor_set
+from mcap_protobuf.writer import Writer, _library_identifier
 
+from judge.bundle.mcap_chunks import ChunkedWriter
 from judge.bundle.streams import (
     GRIPPER_JOINT,
     GRIPPER_META,
@@ -64,8 +66,14 @@ def write_mcap(path: str | Path, cameras: list[VideoPackets], signals: Signals,
                      (signals.position, signals.velocity, signals.effort))
     gw = np.gradient(signals.gripper_width, signals.gripper_t) if len(signals.gripper_t) > 1 \
         else np.zeros_like(signals.gripper_width)
+    # Python floats for protobuf (the same doubles as indexing the arrays)
+    pos_l, vel_l, eff_l = pos.tolist(), vel.tolist(), eff.tolist()
+    gw_l, gv_l, gf_l = (np.asarray(a, dtype=np.float64).tolist() for a in
+                        (signals.gripper_width, gw, signals.gripper_force))
+    channels: dict[str, int] = {}
     with open(path, "wb") as f:
-        writer = Writer(f)
+        writer = ChunkedWriter(f)
+        writer.start(library=_library_identifier())
         for ns, kind, topic, payload in events:
             if kind == 0:
                 name, data = payload  # type: ignore[misc]
@@ -73,14 +81,19 @@ def write_mcap(path: str | Path, cameras: list[VideoPackets], signals: Signals,
             elif kind == 1:
                 i = payload  # type: ignore[assignment]
                 msg = JointStates(timestamp=_ts(ns), joints=[
-                    JointState(name=n, position=pos[i, j], velocity=vel[i, j], effort=eff[i, j])
-                    for j, n in enumerate(names)])
+                    JointState(name=n, position=p, velocity=v, effort=e)
+                    for n, p, v, e in zip(names, pos_l[i], vel_l[i], eff_l[i], strict=True)])
             else:
                 i = payload  # type: ignore[assignment]
                 msg = JointStates(timestamp=_ts(ns), joints=[JointState(
-                    name=GRIPPER_JOINT, position=float(signals.gripper_width[i]),
-                    velocity=float(gw[i]), effort=float(signals.gripper_force[i]))])
-            writer.write_message(topic, msg, log_time=ns, publish_time=ns)
+                    name=GRIPPER_JOINT, position=gw_l[i], velocity=gv_l[i], effort=gf_l[i])])
+            channel = channels.get(topic)
+            if channel is None:  # as mcap_protobuf's Writer: a schema and channel per topic
+                schema = writer.register_schema(
+                    type(msg).DESCRIPTOR.full_name, "protobuf",
+                    build_file_descriptor_set(type(msg)).SerializeToString())
+                channel = channels[topic] = writer.register_channel(topic, "protobuf", schema)
+            writer.add_message(channel, ns, msg.SerializeToString(), ns)
         writer.add_metadata(META_NAME, {
             "format_version": FORMAT_VERSION,
             "cameras": ",".join(c.name for c in cameras),

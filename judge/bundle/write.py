@@ -11,7 +11,6 @@ from pathlib import Path
 
 import numpy as np
 from foxglove_schemas_protobuf.CompressedVideo_pb2 import CompressedVideo
-from foxglove_schemas_protobuf.JointState_pb2 import JointState
 from foxglove_schemas_protobuf.JointStates_pb2 import JointStates
 from foxglove_schemas_protobuf.Log_pb2 import Log
 from google.protobuf.timestamp_pb2 import Timestamp
@@ -19,6 +18,7 @@ from mcap_protobuf.schema import build_file_descriptor_set
 from mcap_protobuf.writer import Writer, _library_identifier
 
 from judge.bundle.mcap_chunks import ChunkedWriter
+from judge.bundle.protowire import compressed_video, joint_blocks, timestamp_field
 from judge.bundle.streams import (
     GRIPPER_JOINT,
     GRIPPER_META,
@@ -49,51 +49,49 @@ def write_mcap(path: str | Path, cameras: list[VideoPackets], signals: Signals,
         gripper: the ``rcjudge.gripper`` metadata record (a profile name and/or its
             fields, as strings); none written when not given.
     """
-    events: list[tuple[int, int, str, object]] = []
-    for cam in cameras:
-        topic = camera_topic(cam.name)
-        for t, data in zip(cam.t, cam.data, strict=True):
-            ns = start_ns + round(float(t) * 1e9)
-            events.append((ns, 0, topic, (cam.name, data)))
-    for i, t in enumerate(signals.t):
-        events.append((start_ns + round(float(t) * 1e9), 1, JOINT_TOPIC, i))
-    for i, t in enumerate(signals.gripper_t):
-        events.append((start_ns + round(float(t) * 1e9), 2, GRIPPER_TOPIC, i))
-    events.sort(key=lambda e: (e[0], e[1]))
+    def at(t: np.ndarray) -> np.ndarray:  # (N,) int64: start_ns + round(t * 1e9), half even
+        return start_ns + np.rint(np.asarray(t, dtype=np.float64) * 1e9).astype(np.int64)
 
-    names = signals.joint_names
+    # every message's (time, kind 0 camera / 1 joints / 2 gripper, item): sorted by time,
+    # then kind, then as listed (stable)
+    parts = [(at(cam.t), 0, c) for c, cam in enumerate(cameras)]
+    parts += [(at(signals.t), 1, 0), (at(signals.gripper_t), 2, 0)]
+    ns = np.concatenate([p[0] for p in parts])
+    kind = np.concatenate([np.full(len(p[0]), p[1]) for p in parts])
+    owner = np.concatenate([np.full(len(p[0]), p[2]) for p in parts])
+    item = np.concatenate([np.arange(len(p[0])) for p in parts])
+    order = np.lexsort((kind, ns))
+
     pos, vel, eff = (np.asarray(a, dtype=np.float64) for a in
                      (signals.position, signals.velocity, signals.effort))
     gw = np.gradient(signals.gripper_width, signals.gripper_t) if len(signals.gripper_t) > 1 \
         else np.zeros_like(signals.gripper_width)
-    # Python floats for protobuf (the same doubles as indexing the arrays)
-    pos_l, vel_l, eff_l = pos.tolist(), vel.tolist(), eff.tolist()
-    gw_l, gv_l, gf_l = (np.asarray(a, dtype=np.float64).tolist() for a in
-                        (signals.gripper_width, gw, signals.gripper_force))
-    channels: dict[str, int] = {}
+    joints = joint_blocks(tuple(signals.joint_names), pos, vel, eff)
+    fingers = joint_blocks((GRIPPER_JOINT,), *(np.asarray(a, dtype=np.float64).reshape(-1, 1)
+                                               for a in (signals.gripper_width, gw,
+                                                         signals.gripper_force)))
+    topics = [camera_topic(c.name) for c in cameras] + [JOINT_TOPIC, GRIPPER_TOPIC]
+    types = [CompressedVideo] * len(cameras) + [JointStates, JointStates]
+    frame_ids = [c.name.encode() for c in cameras]
+    channels: dict[int, int] = {}  # camera index, or len(cameras) + kind - 1 -> channel id
     with open(path, "wb") as f:
         writer = ChunkedWriter(f)
         writer.start(library=_library_identifier())
-        for ns, kind, topic, payload in events:
-            if kind == 0:
-                name, data = payload  # type: ignore[misc]
-                msg = CompressedVideo(timestamp=_ts(ns), frame_id=name, data=data, format="h264")
-            elif kind == 1:
-                i = payload  # type: ignore[assignment]
-                msg = JointStates(timestamp=_ts(ns), joints=[
-                    JointState(name=n, position=p, velocity=v, effort=e)
-                    for n, p, v, e in zip(names, pos_l[i], vel_l[i], eff_l[i], strict=True)])
+        for t, k, o, i in zip(ns[order].tolist(), kind[order].tolist(), owner[order].tolist(),
+                              item[order].tolist(), strict=True):
+            slot = o if k == 0 else len(cameras) + k - 1
+            if k == 0:
+                data = compressed_video(t, frame_ids[o], cameras[o].data[i], b"h264")
             else:
-                i = payload  # type: ignore[assignment]
-                msg = JointStates(timestamp=_ts(ns), joints=[JointState(
-                    name=GRIPPER_JOINT, position=gw_l[i], velocity=gv_l[i], effort=gf_l[i])])
-            channel = channels.get(topic)
+                data = timestamp_field(t) + (joints[i] if k == 1 else fingers[i])
+            channel = channels.get(slot)
             if channel is None:  # as mcap_protobuf's Writer: a schema and channel per topic
                 schema = writer.register_schema(
-                    type(msg).DESCRIPTOR.full_name, "protobuf",
-                    build_file_descriptor_set(type(msg)).SerializeToString())
-                channel = channels[topic] = writer.register_channel(topic, "protobuf", schema)
-            writer.add_message(channel, ns, msg.SerializeToString(), ns)
+                    types[slot].DESCRIPTOR.full_name, "protobuf",
+                    build_file_descriptor_set(types[slot]).SerializeToString())
+                channel = channels[slot] = writer.register_channel(topics[slot], "protobuf",
+                                                                   schema)
+            writer.add_message(channel, t, data, t)
         writer.add_metadata(META_NAME, {
             "format_version": FORMAT_VERSION,
             "cameras": ",".join(c.name for c in cameras),

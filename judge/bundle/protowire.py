@@ -33,12 +33,20 @@ for _cls in (CompressedVideo, JointStates, JointState):
 
 def varint(n: int) -> bytes:
     """``n`` (>= 0) as a protobuf base-128 varint."""
+    if n < 0x80:
+        return _SMALL[n]
+    if n < 0x4000:
+        return bytes((n & 0x7F | 0x80, n >> 7))
     out = bytearray()
     while n > 0x7F:
         out.append((n & 0x7F) | 0x80)
         n >>= 7
     out.append(n)
     return bytes(out)
+
+
+_SMALL = [bytes((i,)) for i in range(0x80)]
+_SECONDS: dict[int, bytes] = {}  # seconds -> their field (a bundle's span is a few thousand)
 
 
 def _field(tag: int, payload: bytes) -> bytes:
@@ -49,7 +57,12 @@ def _field(tag: int, payload: bytes) -> bytes:
 def timestamp_field(ns: int) -> bytes:
     """Field 1 (``timestamp``) of ``ns`` since the epoch (>= 0): a ``Timestamp``."""
     s, n = divmod(ns, 1_000_000_000)
-    body = (b"\x08" + varint(s) if s else b"") + (b"\x10" + varint(n) if n else b"")
+    head = _SECONDS.get(s)
+    if head is None:
+        if len(_SECONDS) > 100_000:
+            _SECONDS.clear()
+        head = _SECONDS[s] = b"\x08" + varint(s) if s else b""
+    body = head + b"\x10" + varint(n) if n else head
     return b"\x0a" + varint(len(body)) + body
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from judge.bundle.boundary import reading
-from judge.bundle.rosbag.cdr import JOINT_STATE, is_standard, joint_state_decoder
+from judge.bundle.rosbag.cdr import decoder
 from judge.bundle.rosbag.mapping import RosbagError
 
 
@@ -109,8 +109,8 @@ class Bag:
     def messages(self, topics: list[str]) -> Iterator[tuple[str, int, Any]]:
         """(topic, log time ns, decoded message) of ``topics`` in log-time order.
 
-        Each message is decoded once, by ``rosbags``, or for a standard ROS 2 JointState by
-        :mod:`.cdr` (the same objects, faster).
+        Each message is decoded once, by ``rosbags``, or for a standard ROS 2 JointState,
+        WrenchStamped or CompressedVideo by :mod:`.cdr` (the same objects, faster).
         """
         conns = [c for c in self._reader.connections if c.topic in topics]
         decoders = {id(c): self._decoder(c.msgtype) for c in conns}
@@ -122,9 +122,8 @@ class Bag:
         def plain(data: Any) -> Any:
             return self._reader.deserialize(data, msgtype)
 
-        if msgtype == JOINT_STATE and self._reader.is2 and is_standard(self._reader.typestore):
-            return joint_state_decoder(self._reader.typestore, plain)
-        return plain
+        fast = decoder(self._reader.typestore, msgtype, plain) if self._reader.is2 else None
+        return fast or plain
 
 
 @contextmanager

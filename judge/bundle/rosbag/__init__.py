@@ -234,23 +234,29 @@ def _read(b: Bag, mapping: Mapping, episodes: str | None, encode: EncodeOptions 
     rest = sorted(t for t in types if t != marker)
     bar = Progress(sum(counts[t].count for t in rest), enabled=progress, label=b.path.name)
     last: dict[str, tuple[int, int]] = {}
+    step = bar.step
+    # per camera topic, the tracks it feeds: (episode's [start, stop), track)
+    feeds = {topic: [(cuts[i][0], cuts[i][1], tracks[i][name]) for i in chosen_eps]
+             for topic, name in by_topic.items()}
     try:
         for topic, ns, msg in b.messages(rest):
-            bar.step()
+            step()
             st = stamp_ns(msg)
-            if topic not in by_topic:
+            feed = feeds.get(topic)
+            if feed is None:
                 rows[topic].append((ns, st, msg))
                 continue
             t = st or ns
-            if topic in last and t <= last[topic][0]:
-                k = last[topic][1]
+            prev = last.get(topic)
+            if prev is not None and t <= prev[0]:
+                k = prev[1]
                 raise RosbagError(f"{b.path}: topic {topic}: timestamps out of order: message "
                                   f"{k + 1} at {seconds(t)} s is not after message {k} at "
-                                  f"{seconds(last[topic][0])} s")
-            last[topic] = (t, last.get(topic, (0, -1))[1] + 1)
-            for i in chosen_eps:  # ranges may overlap: a frame can be in two episodes
-                if cuts[i][0] <= t < cuts[i][1]:
-                    tracks[i][by_topic[topic]].add(t, st, ns, msg)
+                                  f"{seconds(prev[0])} s")
+            last[topic] = (t, 0 if prev is None else prev[1] + 1)
+            for a, z, track in feed:  # ranges may overlap: a frame can be in two episodes
+                if a <= t < z:
+                    track.add(t, st, ns, msg)
     finally:
         bar.close()
     series = {t: _series(t, r) for t, r in rows.items()}

@@ -35,12 +35,30 @@ class Series:
     stamp_ns: np.ndarray  # (N,) int64, 0 where none
     log_ns: np.ndarray  # (N,) int64
     msgs: list = field(default_factory=list)
+    layouts: list | None = field(default=None, repr=False)  # JointState only: _layouts
 
 
 def _hold(src_t: np.ndarray, src_v: np.ndarray, at: np.ndarray) -> np.ndarray:
     """Latest value of ``src_v`` at or before each time of ``at`` (the first before it)."""
     i = np.searchsorted(src_t, at, side="right") - 1
     return src_v[np.clip(i, 0, len(src_t) - 1)]
+
+
+def _layouts(s: Series) -> list[tuple[tuple, np.ndarray, list[np.ndarray]]]:
+    """The series' JointState messages grouped by layout (names, and the lengths of
+    position, velocity, effort): each group's message indices and its three arrays stacked
+    ((n, len) float64 each). Computed once per series (arm and gripper both read it)."""
+    if s.layouts is None:
+        groups: dict[tuple, list[int]] = {}
+        for i, m in enumerate(s.msgs):
+            groups.setdefault((tuple(m.name), len(m.position), len(m.velocity),
+                               len(m.effort)), []).append(i)
+        s.layouts = [(key, np.array(members), [
+            np.array([np.asarray(getattr(s.msgs[i], f), dtype=np.float64) for i in members]
+                     ).reshape(len(members), n)
+            for f, n in (("position", key[1]), ("velocity", key[2]), ("effort", key[3]))])
+            for key, members in groups.items()]
+    return s.layouts
 
 
 def _joint_table(s: Series, names: list[str], what: str, where: str,
@@ -54,30 +72,22 @@ def _joint_table(s: Series, names: list[str], what: str, where: str,
     (a recorder repeats a few), and each group's values are stacked at once.
     """
     t_all = s.t_ns.astype(np.int64)
-    groups: dict[tuple, list[int]] = {}
-    for i, m in enumerate(s.msgs):
-        groups.setdefault((tuple(m.name), len(m.position), len(m.velocity), len(m.effort)),
-                          []).append(i)
     # per joint: message indices and their (position, velocity, effort), NaN where absent
     idx_of: list[list[np.ndarray]] = [[] for _ in names]
     val_of: list[list[np.ndarray]] = [[] for _ in names]
     has_vel = has_eff = True
     wanted = {n: j for j, n in enumerate(names)}
-    for (mnames, npos, nvel, neff), members in groups.items():
+    for (mnames, npos, nvel, neff), rows, stacks in _layouts(s):
         cols = {wanted[n]: k for k, n in enumerate(mnames) if n in wanted}  # last k wins
         if not cols:
             continue
         has_vel &= nvel == len(mnames)
         has_eff &= neff == len(mnames)
         if npos < len(mnames):
-            raise RosbagError(f"{where}: topic {s.topic}: message {members[0]} names "
+            raise RosbagError(f"{where}: topic {s.topic}: message {int(rows[0])} names "
                               f"{len(mnames)} joints but has {npos} positions")
-        rows = np.array(members)
-        stacks = [np.array([np.asarray(getattr(s.msgs[i], f), dtype=np.float64)
-                            for i in members]).reshape(len(members), n)
-                  for f, n in (("position", npos), ("velocity", nvel), ("effort", neff))]
         for j, k in cols.items():
-            v = np.full((len(members), 3), np.nan)
+            v = np.full((len(rows), 3), np.nan)
             for c, (st, n) in enumerate(zip(stacks, (npos, nvel, neff), strict=True)):
                 if k < n:
                     v[:, c] = st[:, k]

@@ -47,6 +47,7 @@ def varint(n: int) -> bytes:
 
 _SMALL = [bytes((i,)) for i in range(0x80)]
 _SECONDS: dict[int, bytes] = {}  # seconds -> their field (a bundle's span is a few thousand)
+_NANOS: dict[int, bytes] = {}  # nanoseconds -> their field (fixed rates repeat them each second)
 
 
 def _field(tag: int, payload: bytes) -> bytes:
@@ -62,7 +63,15 @@ def timestamp_field(ns: int) -> bytes:
         if len(_SECONDS) > 100_000:
             _SECONDS.clear()
         head = _SECONDS[s] = b"\x08" + varint(s) if s else b""
-    body = head + b"\x10" + varint(n) if n else head
+    if n:
+        tail = _NANOS.get(n)
+        if tail is None:
+            if len(_NANOS) > 100_000:
+                _NANOS.clear()
+            tail = _NANOS[n] = b"\x10" + varint(n)
+        body = head + tail
+    else:
+        body = head
     return b"\x0a" + varint(len(body)) + body
 
 

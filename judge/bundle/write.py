@@ -72,26 +72,32 @@ def write_mcap(path: str | Path, cameras: list[VideoPackets], signals: Signals,
                                                          signals.gripper_force)))
     topics = [camera_topic(c.name) for c in cameras] + [JOINT_TOPIC, GRIPPER_TOPIC]
     types = [CompressedVideo] * len(cameras) + [JointStates, JointStates]
-    frame_ids = [c.name.encode() for c in cameras]
-    channels: dict[int, int] = {}  # camera index, or len(cameras) + kind - 1 -> channel id
+    # each topic's messages, as listed; then all of them in the order above
+    payloads = [[compressed_video(t, cam.name.encode(), d, b"h264")
+                 for t, d in zip(parts[c][0].tolist(), cam.data, strict=True)]
+                for c, cam in enumerate(cameras)]
+    payloads += [[timestamp_field(t) + b for t, b in zip(parts[-2][0].tolist(), joints,
+                                                         strict=True)],
+                 [timestamp_field(t) + b for t, b in zip(parts[-1][0].tolist(), fingers,
+                                                         strict=True)]]
+    slot = np.where(kind == 0, owner, len(cameras) + kind - 1)[order]  # (N,) topic index
+    times = ns[order].tolist()
+    datas = [payloads[s][i] for s, i in zip(slot.tolist(), item[order].tolist(), strict=True)]
+    # as mcap_protobuf's Writer: a topic's schema and channel at its first message
+    firsts = sorted((int(i), int(s)) for s, i in zip(*np.unique(slot, return_index=True),
+                                                     strict=True))
+    channel = np.zeros(len(topics), dtype=np.int64)
     with open(path, "wb") as f:
         writer = ChunkedWriter(f)
         writer.start(library=_library_identifier())
-        for t, k, o, i in zip(ns[order].tolist(), kind[order].tolist(), owner[order].tolist(),
-                              item[order].tolist(), strict=True):
-            slot = o if k == 0 else len(cameras) + k - 1
-            if k == 0:
-                data = compressed_video(t, frame_ids[o], cameras[o].data[i], b"h264")
-            else:
-                data = timestamp_field(t) + (joints[i] if k == 1 else fingers[i])
-            channel = channels.get(slot)
-            if channel is None:  # as mcap_protobuf's Writer: a schema and channel per topic
-                schema = writer.register_schema(
-                    types[slot].DESCRIPTOR.full_name, "protobuf",
-                    build_file_descriptor_set(types[slot]).SerializeToString())
-                channel = channels[slot] = writer.register_channel(topics[slot], "protobuf",
-                                                                   schema)
-            writer.add_message(channel, t, data, t)
+        for k, (begin, s) in enumerate(firsts):
+            schema = writer.register_schema(
+                types[s].DESCRIPTOR.full_name, "protobuf",
+                build_file_descriptor_set(types[s]).SerializeToString())
+            channel[s] = writer.register_channel(topics[s], "protobuf", schema)
+            end = firsts[k + 1][0] if k + 1 < len(firsts) else len(times)
+            writer.add_messages(channel[slot[begin:end]].tolist(), times[begin:end],
+                                datas[begin:end])
         writer.add_metadata(META_NAME, {
             "format_version": FORMAT_VERSION,
             "cameras": ",".join(c.name for c in cameras),

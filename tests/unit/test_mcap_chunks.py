@@ -12,7 +12,8 @@ from judge.bundle.mcap_chunks import ChunkedWriter
 
 def _calls(w, chunked: bool) -> None:
     """The same calls to either writer: channels registered mid-chunk, times out of order
-    (a chunk's start is its least), metadata between chunks."""
+    (a chunk's start is its least), metadata between chunks, then a batch
+    (``add_messages``) that spans chunks."""
     if chunked:
         w.start(library="lib x")
     else:
@@ -27,9 +28,15 @@ def _calls(w, chunked: bool) -> None:
             c2 = w.register_channel(topic="/b", message_encoding="protobuf", schema_id=s2)
         if k > 12 and k % 3 == 0:
             w.add_message(channel_id=c2, log_time=995 + 10 * k, data=b"b" * k,
-                          publish_time=7)
+                          publish_time=995 + 10 * k)
         if k == 30:
             w.add_metadata("m1", {"k": "v"})
+    batch = [(c1 if k % 2 else c2, 2000 - k, bytes(k * 5)) for k in range(30)]  # 3 chunks
+    if chunked:
+        w.add_messages(*(list(x) for x in zip(*batch, strict=True)))
+    else:
+        for c, t, d in batch:
+            w.add_message(channel_id=c, log_time=t, data=d, publish_time=t)
     w.add_metadata("rcjudge", {"format_version": "1", "cameras": "a,b"})
     w.finish()
 

@@ -378,21 +378,24 @@ class FrameEncoder:
 def _slice_types(access_unit: bytes) -> list[int]:
     """slice_type (mod 5: 0 P, 1 B, 2 I) of each slice NAL (types 1, 5) of an Annex B unit.
 
-    Reads the first two ue(v) fields of the slice header (first_mb_in_slice, slice_type).
+    Reads the first two ue(v) fields of the slice header (first_mb_in_slice, slice_type)
+    from the 8 bytes after the NAL header, as one integer; a header cut short is skipped.
     """
     out = []
     i = access_unit.find(b"\x00\x00\x01")
     while i != -1 and i + 4 < len(access_unit):
         if access_unit[i + 3] & 0x1F in (1, 5):
             raw = access_unit[i + 4: i + 12].replace(b"\x00\x00\x03", b"\x00\x00")
-            bits = "".join(f"{b:08b}" for b in raw)
-            pos, vals = 0, []
-            for _ in range(2):
-                zeros = len(bits) - len(bits[pos:].lstrip("0")) - pos
-                pos += zeros
-                vals.append(int(bits[pos: pos + zeros + 1], 2) - 1)
-                pos += zeros + 1
-            out.append(vals[1] % 5)
+            bits, width, pos = int.from_bytes(raw, "big"), 8 * len(raw), 0
+            value = 0
+            for _ in range(2):  # ue(v): n zeros, a one, n bits; value = that 1 + n bits - 1
+                zeros = width - pos - (bits & ((1 << (width - pos)) - 1)).bit_length()
+                pos += 2 * zeros + 1
+                if pos > width:
+                    break
+                value = ((bits >> (width - pos)) & ((1 << (zeros + 1)) - 1)) - 1
+            else:
+                out.append(value % 5)
         i = access_unit.find(b"\x00\x00\x01", i + 3)
     return out
 

@@ -11,12 +11,14 @@ from pathlib import Path
 
 import numpy as np
 from foxglove_schemas_protobuf.CompressedVideo_pb2 import CompressedVideo
-from foxglove_schemas_protobuf.JointState_pb2 import JointState
 from foxglove_schemas_protobuf.JointStates_pb2 import JointStates
 from foxglove_schemas_protobuf.Log_pb2 import Log
 from google.protobuf.timestamp_pb2 import Timestamp
-from mcap_protobuf.writer import Writer
+from mcap_protobuf.schema import build_file_descriptor_set
+from mcap_protobuf.writer import Writer, _library_identifier
 
+from judge.bundle.mcap_chunks import ChunkedWriter
+from judge.bundle.protowire import compressed_video, joint_blocks, timestamp_field
 from judge.bundle.streams import (
     GRIPPER_JOINT,
     GRIPPER_META,
@@ -47,40 +49,55 @@ def write_mcap(path: str | Path, cameras: list[VideoPackets], signals: Signals,
         gripper: the ``rcjudge.gripper`` metadata record (a profile name and/or its
             fields, as strings); none written when not given.
     """
-    events: list[tuple[int, int, str, object]] = []
-    for cam in cameras:
-        topic = camera_topic(cam.name)
-        for t, data in zip(cam.t, cam.data, strict=True):
-            ns = start_ns + round(float(t) * 1e9)
-            events.append((ns, 0, topic, (cam.name, data)))
-    for i, t in enumerate(signals.t):
-        events.append((start_ns + round(float(t) * 1e9), 1, JOINT_TOPIC, i))
-    for i, t in enumerate(signals.gripper_t):
-        events.append((start_ns + round(float(t) * 1e9), 2, GRIPPER_TOPIC, i))
-    events.sort(key=lambda e: (e[0], e[1]))
+    def at(t: np.ndarray) -> np.ndarray:  # (N,) int64: start_ns + round(t * 1e9), half even
+        return start_ns + np.rint(np.asarray(t, dtype=np.float64) * 1e9).astype(np.int64)
 
-    names = signals.joint_names
+    # every message's (time, kind 0 camera / 1 joints / 2 gripper, item): sorted by time,
+    # then kind, then as listed (stable)
+    parts = [(at(cam.t), 0, c) for c, cam in enumerate(cameras)]
+    parts += [(at(signals.t), 1, 0), (at(signals.gripper_t), 2, 0)]
+    ns = np.concatenate([p[0] for p in parts])
+    kind = np.concatenate([np.full(len(p[0]), p[1]) for p in parts])
+    owner = np.concatenate([np.full(len(p[0]), p[2]) for p in parts])
+    item = np.concatenate([np.arange(len(p[0])) for p in parts])
+    order = np.lexsort((kind, ns))
+
     pos, vel, eff = (np.asarray(a, dtype=np.float64) for a in
                      (signals.position, signals.velocity, signals.effort))
     gw = np.gradient(signals.gripper_width, signals.gripper_t) if len(signals.gripper_t) > 1 \
         else np.zeros_like(signals.gripper_width)
+    joints = joint_blocks(tuple(signals.joint_names), pos, vel, eff)
+    fingers = joint_blocks((GRIPPER_JOINT,), *(np.asarray(a, dtype=np.float64).reshape(-1, 1)
+                                               for a in (signals.gripper_width, gw,
+                                                         signals.gripper_force)))
+    topics = [camera_topic(c.name) for c in cameras] + [JOINT_TOPIC, GRIPPER_TOPIC]
+    types = [CompressedVideo] * len(cameras) + [JointStates, JointStates]
+    # each topic's messages, as listed; then all of them in the order above
+    payloads = [[compressed_video(t, cam.name.encode(), d, b"h264")
+                 for t, d in zip(parts[c][0].tolist(), cam.data, strict=True)]
+                for c, cam in enumerate(cameras)]
+    payloads += [[timestamp_field(t) + b for t, b in zip(parts[-2][0].tolist(), joints,
+                                                         strict=True)],
+                 [timestamp_field(t) + b for t, b in zip(parts[-1][0].tolist(), fingers,
+                                                         strict=True)]]
+    slot = np.where(kind == 0, owner, len(cameras) + kind - 1)[order]  # (N,) topic index
+    times = ns[order].tolist()
+    datas = [payloads[s][i] for s, i in zip(slot.tolist(), item[order].tolist(), strict=True)]
+    # as mcap_protobuf's Writer: a topic's schema and channel at its first message
+    firsts = sorted((int(i), int(s)) for s, i in zip(*np.unique(slot, return_index=True),
+                                                     strict=True))
+    channel = np.zeros(len(topics), dtype=np.int64)
     with open(path, "wb") as f:
-        writer = Writer(f)
-        for ns, kind, topic, payload in events:
-            if kind == 0:
-                name, data = payload  # type: ignore[misc]
-                msg = CompressedVideo(timestamp=_ts(ns), frame_id=name, data=data, format="h264")
-            elif kind == 1:
-                i = payload  # type: ignore[assignment]
-                msg = JointStates(timestamp=_ts(ns), joints=[
-                    JointState(name=n, position=pos[i, j], velocity=vel[i, j], effort=eff[i, j])
-                    for j, n in enumerate(names)])
-            else:
-                i = payload  # type: ignore[assignment]
-                msg = JointStates(timestamp=_ts(ns), joints=[JointState(
-                    name=GRIPPER_JOINT, position=float(signals.gripper_width[i]),
-                    velocity=float(gw[i]), effort=float(signals.gripper_force[i]))])
-            writer.write_message(topic, msg, log_time=ns, publish_time=ns)
+        writer = ChunkedWriter(f)
+        writer.start(library=_library_identifier())
+        for k, (begin, s) in enumerate(firsts):
+            schema = writer.register_schema(
+                types[s].DESCRIPTOR.full_name, "protobuf",
+                build_file_descriptor_set(types[s]).SerializeToString())
+            channel[s] = writer.register_channel(topics[s], "protobuf", schema)
+            end = firsts[k + 1][0] if k + 1 < len(firsts) else len(times)
+            writer.add_messages(channel[slot[begin:end]].tolist(), times[begin:end],
+                                datas[begin:end])
         writer.add_metadata(META_NAME, {
             "format_version": FORMAT_VERSION,
             "cameras": ",".join(c.name for c in cameras),

@@ -124,12 +124,12 @@ def test_missing_signal_channel(bundle_copy, topic):
 def test_non_h264_stream(bundle_copy, monkeypatch):
     from judge.bundle import write
 
-    real = write.CompressedVideo
+    real = write.compressed_video
 
-    def h265(**kw):
-        return real(**{**kw, "format": "h265"}) if kw.get("frame_id") == "top" else real(**kw)
+    def h265(ns, frame_id, data, fmt):
+        return real(ns, frame_id, data, b"h265" if frame_id == b"top" else fmt)
 
-    monkeypatch.setattr(write, "CompressedVideo", h265)
+    monkeypatch.setattr(write, "compressed_video", h265)
     bundle = rewrite(bundle_copy)
     with pytest.raises(VideoError, match=r"camera /camera/top has format 'h265', expected 'h264'"):
         load_streams(bundle)
@@ -158,16 +158,15 @@ def test_not_annex_b(bundle_copy):
 def test_inconsistent_joint_names(bundle_copy, monkeypatch):
     from judge.bundle import write
 
-    real, count = write.JointStates, {"n": 0}
+    real = write.joint_blocks
 
-    def renaming(**kw):
-        if len(kw["joints"]) == 7:
-            count["n"] += 1
-            if count["n"] == 6:  # the joint-state message with index 5
-                kw["joints"][0].name = "elbow"
-        return real(**kw)
+    def renaming(names, pos, vel, eff):
+        blocks = real(names, pos, vel, eff)
+        if len(names) == 7:  # the joint-state message with index 5
+            blocks[5] = real(("elbow", *names[1:]), pos[5:6], vel[5:6], eff[5:6])[0]
+        return blocks
 
-    monkeypatch.setattr(write, "JointStates", renaming)
+    monkeypatch.setattr(write, "joint_blocks", renaming)
     bundle = rewrite(bundle_copy)
     with pytest.raises(ChannelError, match=r"/joint_states message 5 has joints \[elbow,joint2,"):
         load_streams(bundle)

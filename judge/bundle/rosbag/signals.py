@@ -35,6 +35,7 @@ class Series:
     stamp_ns: np.ndarray  # (N,) int64, 0 where none
     log_ns: np.ndarray  # (N,) int64
     msgs: list = field(default_factory=list)
+    layouts: list | None = field(default=None, repr=False)  # JointState only: _layouts
 
 
 def _hold(src_t: np.ndarray, src_v: np.ndarray, at: np.ndarray) -> np.ndarray:
@@ -43,52 +44,96 @@ def _hold(src_t: np.ndarray, src_v: np.ndarray, at: np.ndarray) -> np.ndarray:
     return src_v[np.clip(i, 0, len(src_t) - 1)]
 
 
+def _layouts(s: Series) -> list[tuple[tuple, np.ndarray, list[np.ndarray]]]:
+    """The series' JointState messages grouped by layout (names, and the lengths of
+    position, velocity, effort): each group's message indices and its three arrays stacked
+    ((n, len) float64 each). Computed once per series (arm and gripper both read it)."""
+    if s.layouts is None:
+        groups: dict[tuple, list[int]] = {}
+        for i, m in enumerate(s.msgs):
+            groups.setdefault((tuple(m.name), len(m.position), len(m.velocity),
+                               len(m.effort)), []).append(i)
+        s.layouts = [(key, np.array(members), [
+            np.array([np.asarray(getattr(s.msgs[i], f), dtype=np.float64) for i in members]
+                     ).reshape(len(members), n)
+            for f, n in (("position", key[1]), ("velocity", key[2]), ("effort", key[3]))])
+            for key, members in groups.items()]
+    return s.layouts
+
+
 def _joint_table(s: Series, names: list[str], what: str, where: str,
                  ) -> tuple[np.ndarray, dict[str, np.ndarray], bool, bool]:
     """Times carrying any of ``names`` and each joint's held position/velocity/effort.
 
     Returns (t_ns (M,), {"position"|"velocity"|"effort": (M, J)}, all had velocity, all
     had effort); the leading samples before every joint had a value are dropped.
+
+    Vectorised per layout: the messages are grouped by their name list and array lengths
+    (a recorder repeats a few), and each group's values are stacked at once.
     """
-    rows: dict[int, dict[str, tuple[float, float | None, float | None]]] = {}
+    t_all = s.t_ns.astype(np.int64)
+    # per joint: message indices and their (position, velocity, effort), NaN where absent
+    idx_of: list[list[np.ndarray]] = [[] for _ in names]
+    val_of: list[list[np.ndarray]] = [[] for _ in names]
     has_vel = has_eff = True
-    last: dict[str, tuple[int, int]] = {}  # joint -> (time, message index) of its latest
-    for i, (t, m) in enumerate(zip(s.t_ns.tolist(), s.msgs, strict=True)):
-        mnames = list(m.name)
-        if not set(mnames) & set(names):
+    wanted = {n: j for j, n in enumerate(names)}
+    for (mnames, npos, nvel, neff), rows, stacks in _layouts(s):
+        cols = {wanted[n]: k for k, n in enumerate(mnames) if n in wanted}  # last k wins
+        if not cols:
             continue
-        for n in set(mnames) & set(names):
-            if n in last and t <= last[n][0]:
-                raise RosbagError(f"{where}: topic {s.topic}: timestamps out of order for "
-                                  f"joint {n}: message {i} at {seconds(t)} s is not after "
-                                  f"message {last[n][1]} at {seconds(last[n][0])} s")
-            last[n] = (t, i)
-        pos, vel, eff = list(m.position), list(m.velocity), list(m.effort)
-        has_vel &= len(vel) == len(mnames)
-        has_eff &= len(eff) == len(mnames)
-        row = rows.setdefault(t, {})
-        for k, n in enumerate(mnames):
-            if n in names:
-                row[n] = (float(pos[k]), float(vel[k]) if k < len(vel) else None,
-                          float(eff[k]) if k < len(eff) else None)
-    if not rows:
+        has_vel &= nvel == len(mnames)
+        has_eff &= neff == len(mnames)
+        if npos < len(mnames):
+            raise RosbagError(f"{where}: topic {s.topic}: message {int(rows[0])} names "
+                              f"{len(mnames)} joints but has {npos} positions")
+        for j, k in cols.items():
+            v = np.full((len(rows), 3), np.nan)
+            for c, (st, n) in enumerate(zip(stacks, (npos, nvel, neff), strict=True)):
+                if k < n:
+                    v[:, c] = st[:, k]
+            idx_of[j].append(rows)
+            val_of[j].append(v)
+    if not any(idx_of):
         raise RosbagError(f"{where}: no message on {s.topic} names any of the {what} joints "
                           f"{', '.join(names)}")
-    times = np.array(sorted(rows), dtype=np.int64)
+    per: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []  # (msg idx, t, values)
+    bad: tuple[int, int, int] | None = None  # (message, joint, its previous message)
+    for j in range(len(names)):
+        if not idx_of[j]:
+            per.append((np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros((0, 3))))
+            continue
+        idx = np.concatenate(idx_of[j])
+        order = np.argsort(idx, kind="stable")
+        idx, v = idx[order], np.concatenate(val_of[j])[order]
+        t = t_all[idx]
+        back = np.flatnonzero(np.diff(t) <= 0)  # a joint's times must rise message by message
+        if len(back):
+            k = int(back[0])  # message idx[k + 1] is not after idx[k]
+            cand = (int(idx[k + 1]), j, int(idx[k]))
+            if bad is None or cand[0] < bad[0]:
+                bad = cand
+        per.append((idx, t, v))
+    if bad is not None:
+        i, j, p = bad
+        raise RosbagError(f"{where}: topic {s.topic}: timestamps out of order for joint "
+                          f"{names[j]}: message {i} at {seconds(int(t_all[i]))} s is not after "
+                          f"message {p} at {seconds(int(t_all[p]))} s")
+    times = np.unique(np.concatenate([t for _, t, _ in per]))
     out = np.full((3, len(times), len(names)), np.nan)  # (3, M, J): position, velocity, effort
-    for r, t in enumerate(times.tolist()):
-        for j, n in enumerate(names):
-            if n in rows[t]:
-                out[:, r, j] = [np.nan if v is None else v for v in rows[t][n]]
-    seen = ~np.isnan(out[0])  # (M, J)
-    never = [n for j, n in enumerate(names) if not seen[:, j].any()]
+    firsts = []
+    for j, (_, t, v) in enumerate(per):
+        seen = ~np.isnan(v[:, 0])  # a NaN position is no reading: the previous one holds
+        t, v = t[seen], v[seen]
+        if not len(t):
+            firsts.append(None)
+            continue
+        at = np.searchsorted(t, times, side="right") - 1  # latest reading at or before
+        out[:, :, j] = v[np.clip(at, 0, None)].T
+        firsts.append(int(np.searchsorted(times, t[0])))
+    never = [n for n, f in zip(names, firsts, strict=True) if f is None]
     if never:
         raise RosbagError(f"{where}: {s.topic} never carries {what} joint(s) {', '.join(never)}")
-    for j in range(len(names)):  # hold each joint's latest value forward
-        idx = np.where(seen[:, j], np.arange(len(times)), 0)
-        np.maximum.accumulate(idx, out=idx)
-        out[:, :, j] = out[:, idx, j]
-    first = int(np.max(np.argmax(seen, axis=0)))
+    first = max(firsts)
     return times[first:], {"position": out[0, first:], "velocity": out[1, first:],
                            "effort": out[2, first:]}, has_vel, has_eff
 

@@ -214,28 +214,30 @@ class JudgeService(CatalogMixin, WebhookMixin):
             conn.execute(sa.update(k).where(k.c.key_id == key_id).values(revoked_at=now_utc()))
             return True
 
-    def authenticate(self, authorization: str | None) -> Caller:
-        """The caller of ``Authorization: Bearer rck_…``; ApiError 401 otherwise."""
+    def authenticate(self, authorization: str | None, header: str = "Authorization") -> Caller:
+        """The caller of ``Authorization: Bearer rck_…``; ApiError 401 otherwise. ``header``:
+        the header the key came in (``X-Avala-Api-Key`` is read as a bearer token), named
+        in the errors."""
         challenge = {"WWW-Authenticate": 'Bearer realm="rcjudge"'}
         if not authorization:
             raise ApiError(401, "Authorization: missing; send 'Bearer rck_live_…'",
                            headers=challenge)
         scheme, _, token = authorization.partition(" ")
         if scheme.lower() != "bearer" or not token.strip():
-            raise ApiError(401, "Authorization: expected 'Bearer rck_live_…' or "
+            raise ApiError(401, f"{header}: expected 'Bearer rck_live_…' or "
                            "'Bearer rck_test_…'", headers=challenge)
         parsed = auth.parse_key(token.strip())
         if parsed is None:
-            raise ApiError(401, "Authorization: not an rcjudge key (bad format or checksum)",
+            raise ApiError(401, f"{header}: not an rcjudge key (bad format or checksum)",
                            headers=challenge)
         k, d = T.api_keys, T.key_datasets
         with self.modes["live"].engine.connect() as conn:
             row = conn.execute(sa.select(k, d.c.dataset).outerjoin(d, d.c.key_id == k.c.key_id)
                                .where(k.c.secret_hash == parsed.secret_hash)).first()
         if row is None or row.key_id != parsed.key_id or row.mode != parsed.mode:
-            raise ApiError(401, "Authorization: unknown key", headers=challenge)
+            raise ApiError(401, f"{header}: unknown key", headers=challenge)
         if row.revoked_at is not None:
-            raise ApiError(401, f"Authorization: key {row.key_id} was revoked",
+            raise ApiError(401, f"{header}: key {row.key_id} was revoked",
                            headers=challenge)
         return Caller(row.key_id, row.name, row.mode, tuple(row.rights_granted),
                       row.created_at, row.dataset)

@@ -40,7 +40,7 @@ def key_caller(request: Request) -> Caller:
     x_avala_api_key = request.headers.get("x-avala-api-key")
     service = request.app.state.service
     if x_avala_api_key and not authorization:
-        authorization = f"Bearer {x_avala_api_key.strip()}"
+        return service.authenticate(f"Bearer {x_avala_api_key.strip()}", "X-Avala-Api-Key")
     return service.authenticate(authorization)
 
 

@@ -98,6 +98,19 @@ def _string(data: bytes, p: int, n: int) -> tuple[str, int] | None:
         return None
 
 
+def _stamp_and_frame(data: bytes) -> tuple[int, int, str, int] | None:
+    """A little-endian CDR message that opens with a time and a string (a Header, or
+    foxglove's timestamp and frame id): (sec, nanosec, the string, the offset after it)."""
+    n = len(data)
+    if n < 16 or data[0] != 0 or data[1] != 1:  # CDR_LE only
+        return None
+    got = _string(data, 12, n)
+    if got is None:
+        return None
+    sec, nanosec = _TIME.unpack_from(data, 4)
+    return sec, nanosec, got[0], got[1]
+
+
 def _wrench_stamped(typestore: Any, fallback: Callable[[Any], Any]) -> Callable[[Any], Any]:
     T = typestore.types
     time_cls, header_cls = T["builtin_interfaces/msg/Time"], T["std_msgs/msg/Header"]
@@ -105,18 +118,15 @@ def _wrench_stamped(typestore: Any, fallback: Callable[[Any], Any]) -> Callable[
 
     def decode(raw: Any) -> Any:
         data = raw if isinstance(raw, bytes) else bytes(raw)
+        head = _stamp_and_frame(data)
+        if head is None:
+            return fallback(raw)
+        sec, nanosec, frame, p = head
         n = len(data)
-        if n < 16 or data[0] != 0 or data[1] != 1:  # CDR_LE only
-            return fallback(raw)
-        got = _string(data, 12, n)
-        if got is None:
-            return fallback(raw)
-        frame, p = got
         p += -(p - 4) % 8
         if p + 48 > n or p + 48 + 3 < n:
             return fallback(raw)
         fx, fy, fz, tx, ty, tz = _SIX.unpack_from(data, p)
-        sec, nanosec = _TIME.unpack_from(data, 4)
         return msg_cls(header=header_cls(stamp=time_cls(sec=sec, nanosec=nanosec),
                                          frame_id=frame),
                        wrench=wrench_cls(force=vec_cls(x=fx, y=fy, z=fz),
@@ -131,13 +141,11 @@ def _compressed_video(typestore: Any, fallback: Callable[[Any], Any]) -> Callabl
 
     def decode(raw: Any) -> Any:
         data = raw if isinstance(raw, bytes) else bytes(raw)
+        head = _stamp_and_frame(data)
+        if head is None:
+            return fallback(raw)
+        sec, nanosec, frame, p = head
         n = len(data)
-        if n < 16 or data[0] != 0 or data[1] != 1:  # CDR_LE only
-            return fallback(raw)
-        got = _string(data, 12, n)
-        if got is None:
-            return fallback(raw)
-        frame, p = got
         p += -(p - 4) % 4
         if p + 4 > n:
             return fallback(raw)
@@ -150,7 +158,6 @@ def _compressed_video(typestore: Any, fallback: Callable[[Any], Any]) -> Callabl
         got = _string(data, p + -(p - 4) % 4, n)
         if got is None or got[1] + 3 < n:
             return fallback(raw)
-        sec, nanosec = _TIME.unpack_from(data, 4)
         return msg_cls(timestamp=time_cls(sec=sec, nanosec=nanosec), frame_id=frame,
                        data=payload, format=got[0])
 

@@ -40,7 +40,10 @@ def key_caller(request: Request) -> Caller:
     x_avala_api_key = request.headers.get("x-avala-api-key")
     service = request.app.state.service
     if x_avala_api_key and not authorization:
-        return service.authenticate(f"Bearer {x_avala_api_key.strip()}", "X-Avala-Api-Key")
+        # "X-Avala-Api-Key header: …", not "X-Avala-Api-Key: …": the public SDK redacts
+        # "X-Avala-Api-Key: <word>" from every message as if it echoed a key
+        return service.authenticate(f"Bearer {x_avala_api_key.strip()}",
+                                    "X-Avala-Api-Key header")
     return service.authenticate(authorization)
 
 

@@ -95,7 +95,7 @@ def test_rights_and_errors(client, keys, seqs):
     r = client.get(url, headers={"X-Avala-Api-Key": "nope"})
     # the error names the header the key came in, not Authorization
     assert (r.status_code, r.json()["detail"]) == (
-        401, "X-Avala-Api-Key: not an rcjudge key (bad format or checksum)")
+        401, "X-Avala-Api-Key header: not an rcjudge key (bad format or checksum)")
 
 
 def test_list_pages_filters_and_sequences(client, keys, seqs):

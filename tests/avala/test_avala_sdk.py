@@ -100,7 +100,7 @@ def test_sdk_datasets_calls_and_the_outcome_routes_through_its_transport(seeded)
     assert out["reader_list"] == ["acme/kitchen", "acme/lab"]
     assert out["nobody_list"] == {
         "error": "AuthenticationError", "status": 401,
-        "message": "X-Avala-Api-Key: not an rcjudge key (bad format or checksum)"}
+        "message": "X-Avala-Api-Key header: not an rcjudge key (bad format or checksum)"}
 
     assert out["sequences"] == [U[:2], U[2:]]
     assert out["get_sequence"] == [{"uid": u, "dataset_uid": "acme/kitchen", "frames": None}

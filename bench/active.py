@@ -135,20 +135,15 @@ def load_features(bundles_dir: Path, judge: str, out: Path) -> dict[str, np.ndar
 # --- the heads and the loop ----------------------------------------------------------------
 
 def fit_head(x: np.ndarray, y: np.ndarray, l2: float, iters: int = 50) -> np.ndarray:
-    """L2-regularised logistic regression (bias unpenalised) by Newton's method: (d + 1,)."""
+    """L2-regularised logistic regression (bias all but unpenalised), fitted by the damped
+    Newton of ``rcjudge calibrate`` (:func:`judge.learn.calibrate.newton_logistic`): (d + 1,)."""
+    from judge.learn.calibrate import newton_logistic
+
     design = np.hstack([x, np.ones((len(x), 1))])
     pen = np.full(design.shape[1], l2)
     pen[-1] = 1e-6
-    w = np.zeros(design.shape[1])
-    for _ in range(iters):
-        q = 0.5 * (1 + np.tanh(0.5 * (design @ w)))
-        grad = design.T @ (q - y) + pen * w
-        hess = design.T @ (design * (q * (1 - q))[:, None]) + np.diag(pen)
-        step = np.linalg.solve(hess, grad)
-        w -= step
-        if np.abs(step).max() < 1e-8:
-            break
-    return w
+    zero = np.zeros(design.shape[1])
+    return newton_logistic(design, np.asarray(y, float), zero, zero, pen, iters)
 
 
 def head_p(x: np.ndarray, w: np.ndarray) -> np.ndarray:

@@ -51,19 +51,21 @@ def logit(p: np.ndarray) -> np.ndarray:
     return np.log(p / (1 - p))
 
 
-def _newton(design: np.ndarray, y: np.ndarray, w: np.ndarray, prior: np.ndarray, l2: float,
-            iters: int) -> np.ndarray:
-    """Minimise Σ log-loss(design @ w, y) + l2/2 · |w − prior|² by damped Newton."""
+def newton_logistic(design: np.ndarray, y: np.ndarray, w: np.ndarray, prior: np.ndarray,
+                    l2: float | np.ndarray, iters: int) -> np.ndarray:
+    """Minimise Σ log-loss(design @ w, y) + ½ Σ l2 · (w − prior)² by damped Newton
+    (``l2``: one strength, or one per coefficient)."""
+    l2 = np.broadcast_to(np.asarray(l2, float), w.shape)
 
     def loss(v: np.ndarray) -> float:
         z = design @ v
-        return float(np.sum(np.logaddexp(0.0, z) - y * z) + 0.5 * l2 * np.sum((v - prior) ** 2))
+        return float(np.sum(np.logaddexp(0.0, z) - y * z) + 0.5 * np.sum(l2 * (v - prior) ** 2))
 
     current = loss(w)
     for _ in range(iters):
         q = 0.5 * (1 + np.tanh(0.5 * (design @ w)))  # sigmoid without overflow
         grad = design.T @ (q - y) + l2 * (w - prior)
-        hess = design.T @ (design * (q * (1 - q))[:, None]) + l2 * np.eye(len(w))
+        hess = design.T @ (design * (q * (1 - q))[:, None]) + np.diag(l2)
         step = np.linalg.solve(hess, grad)
         t = 1.0
         while t > 1e-8 and loss(w - t * step) > current:
@@ -82,9 +84,9 @@ def fit_platt(p: np.ndarray, y: np.ndarray, l2: float = 1e-2, iters: int = 100) 
         return Platt()
     x = logit(p)
     design = np.stack([x, np.ones_like(x)], axis=1)  # (n, 2)
-    a, b = _newton(design, y, np.array([1.0, 0.0]), np.array([1.0, 0.0]), l2, iters)
+    a, b = newton_logistic(design, y, np.array([1.0, 0.0]), np.array([1.0, 0.0]), l2, iters)
     if a <= 0:  # no usable ranking: the base rate, with the slope fixed at 0
-        (b,) = _newton(np.ones((len(y), 1)), y, np.zeros(1), np.zeros(1), l2, iters)
+        (b,) = newton_logistic(np.ones((len(y), 1)), y, np.zeros(1), np.zeros(1), l2, iters)
         return Platt(scale=0.0, bias=float(b))
     return Platt(scale=float(a), bias=float(b))
 

@@ -30,22 +30,16 @@ import numpy as np
 import yaml
 from PIL import Image
 
+from bench.bagsynth import VIDEO_MSG, VIDEO_TYPE
 from bench.synth import JOINTS, START_NS, encode, frame_code
 
 VARIANTS = ("image", "compressed_image", "compressed_video")
 MSGTYPE = {"image": "sensor_msgs/msg/Image", "compressed_image": "sensor_msgs/msg/CompressedImage",
-           "compressed_video": "foxglove_msgs/msg/CompressedVideo"}
+           "compressed_video": VIDEO_TYPE}
 CAMERA_NAMES = ("front", "side", "wrist")
 FINGER = "finger_joint"
 SIGNAL_HZ = 100
 LATENCY_NS = 3_000_000  # a message is logged this long after its header stamp
-#: foxglove_msgs/msg/CompressedVideo as ``ros2 interface show`` prints it (not in rosbags'
-#: stores: registered from this text, and the MCAP carries it for any reader)
-COMPRESSED_VIDEO = """builtin_interfaces/Time timestamp
-string frame_id
-uint8[] data
-string format
-"""
 
 
 def typestore():
@@ -53,7 +47,7 @@ def typestore():
     from rosbags.typesys import Stores, get_types_from_msg, get_typestore
 
     ts = get_typestore(Stores.ROS2_HUMBLE)
-    ts.register(get_types_from_msg(COMPRESSED_VIDEO, MSGTYPE["compressed_video"]))
+    ts.register(get_types_from_msg(VIDEO_MSG, VIDEO_TYPE))  # not in rosbags' stores
     return ts
 
 

@@ -200,11 +200,10 @@ class OutcomeStore:
         """``edit``, ``read`` or None for ``key_id`` (None: the local operator: ``edit``)."""
         if key_id is None:
             return "edit"
+        source, access = self._access_of(key_id)
         with self.engine.connect() as conn:
-            grant = conn.execute(sa.select(S.dataset_grants.c.access).where(
-                S.dataset_grants.c.dataset_id == ds.dataset_id,
-                S.dataset_grants.c.key_id == key_id)).scalar_one_or_none()
-        return grant or ("read" if ds.public else None)
+            return conn.execute(sa.select(access).select_from(source).where(
+                S.datasets.c.dataset_id == ds.dataset_id)).scalar_one_or_none()
 
     def grant(self, name: str, key_id: str, access: str) -> None:
         """Give ``key_id`` ``read`` or ``edit`` on the dataset (replacing an earlier grant)."""
@@ -220,23 +219,30 @@ class OutcomeStore:
             else:
                 conn.execute(g.update().where(*where).values(access=access))
 
+    @staticmethod
+    def _access_of(key_id: str | None) -> tuple[Any, Any]:
+        """The read/edit rule, in SQL: (the datasets joined with ``key_id``'s grants, the
+        access expression): its grant, else ``read`` for a public dataset, else NULL (None:
+        the local operator, ``edit`` on every dataset)."""
+        d, g = S.datasets, S.dataset_grants
+        if key_id is None:
+            return d, sa.literal("edit")
+        joined = d.outerjoin(g, sa.and_(g.c.dataset_id == d.c.dataset_id, g.c.key_id == key_id))
+        return joined, sa.func.coalesce(g.c.access, sa.case((d.c.public.is_(True), "read")))
+
     def _readable(self, key_id: str | None) -> Any:
         """The datasets ``key_id`` may read, each with its name, access and sequence count
         (the rule of :meth:`access`, in SQL so that a page is a ``LIMIT``)."""
-        d, g = S.datasets, S.dataset_grants
+        d = S.datasets
         counts = (sa.select(S.sequences.c.dataset_id, sa.func.count().label("n"))
                   .group_by(S.sequences.c.dataset_id).subquery())
         name = (d.c.owner + "/" + d.c.slug).label("name")
-        if key_id is None:
-            access: Any = sa.literal("edit")
-            q = sa.select(d)
-        else:
-            access = sa.func.coalesce(g.c.access, sa.case((d.c.public.is_(True), "read")))
-            q = sa.select(d).outerjoin(g, sa.and_(g.c.dataset_id == d.c.dataset_id,
-                                                  g.c.key_id == key_id)).where(
-                sa.or_(g.c.access.is_not(None), d.c.public.is_(True)))
-        q = q.outerjoin(counts, counts.c.dataset_id == d.c.dataset_id).add_columns(
+        source, access = self._access_of(key_id)
+        q = sa.select(d).select_from(source.outerjoin(
+            counts, counts.c.dataset_id == d.c.dataset_id)).add_columns(
             name, access.label("access"), counts.c.n)
+        if key_id is not None:
+            q = q.where(access.is_not(None))
         return q, name
 
     @staticmethod

@@ -464,12 +464,10 @@ class Ledger:
         """The same database as ``owner``'s ledger (same engine, same blindness)."""
         return Ledger(self.engine, blind=self.blind, owner=owner)
 
-    def mine(self, run_id: Any) -> Any:
-        """SQL: ``run_id`` (a column or value) is a run of this ledger's owner."""
+    def mine(self, run_id: sa.ColumnElement) -> sa.ColumnElement:
+        """SQL: the ``run_id`` column holds a run of this ledger's owner."""
         r = S.runs
-        return run_id.in_(sa.select(r.c.run_id).where(r.c.owner == self.owner)) \
-            if isinstance(run_id, sa.ColumnElement) else \
-            sa.exists(sa.select(r.c.run_id).where(r.c.run_id == run_id, r.c.owner == self.owner))
+        return run_id.in_(sa.select(r.c.run_id).where(r.c.owner == self.owner))
 
     def close(self) -> None:
         """Release pooled connections."""

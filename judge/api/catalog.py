@@ -2,11 +2,13 @@
 
 Judgments, runs, operator labels, the calibration set, the taxonomy, judge versions,
 re-judge jobs, coefficients and attestations, as methods of :class:`CatalogMixin` (mixed
-into :class:`judge.api.service.JudgeService`). A key sees only the runs its own calls
-judged, in its own mode's database. A tier-B task id is never returned, and never read:
-every query here names its columns and none reads ``runs.task_id`` (the API's database
-role has no privilege on it, ledger revision 0006); a run's task comes from
-``runs.public_task_id``, NULL on tier B.
+into :class:`judge.api.service.JudgeService`). A key sees only its own runs (``runs.owner``
+is its key id: the same bytes from two keys are two runs, issue 36) and the judgments its
+calls wrote of them (``api_owned``), in its own mode's database; every read and write
+here goes through the key's ledger (``_Mode.ledger_of``) or names the owner. A tier-B
+task id is never returned, and never read: every query here names its columns and none
+reads ``runs.task_id`` (the API's database role has no privilege on it, ledger revision
+0006); a run's task comes from ``runs.public_task_id``, NULL on tier B.
 """
 
 from __future__ import annotations
@@ -94,9 +96,10 @@ class CatalogMixin:
 
     # --- judgments ----------------------------------------------------------------------
     def _owned_judgments(self, caller: Any) -> sa.Select:
-        j, o = S.judgments, T.owned
-        return sa.select(j).join(o, (o.c.judgment_id == j.c.judgment_id)
-                                 & (o.c.key_id == caller.key_id))
+        j, o, r = S.judgments, T.owned, S.runs
+        return (sa.select(j).join(o, (o.c.judgment_id == j.c.judgment_id)
+                                  & (o.c.key_id == caller.key_id))
+                .join(r, (r.c.run_id == j.c.run_id) & (r.c.owner == caller.key_id)))
 
     def list_judgments(self, caller: Any, cursor: str | None, limit: int) -> dict[str, Any]:
         """The key's judgments, newest first, ``limit`` a page."""
@@ -124,9 +127,8 @@ class CatalogMixin:
 
     # --- runs -----------------------------------------------------------------------------
     def _owned_run_ids(self, conn: Any, caller: Any) -> sa.Select:
-        j, o = S.judgments, T.owned
-        return (sa.select(j.c.run_id).join(o, (o.c.judgment_id == j.c.judgment_id)
-                                           & (o.c.key_id == caller.key_id)).distinct())
+        r = S.runs
+        return sa.select(r.c.run_id).where(r.c.owner == caller.key_id)
 
     def list_runs(self, caller: Any, cursor: str | None, limit: int) -> dict[str, Any]:
         """The key's runs, by run id."""
@@ -170,8 +172,9 @@ class CatalogMixin:
         mode = self.modes[caller.mode]
         with mode.engine.connect() as conn:
             self._owned_run(conn, caller, run_id)
-        new, label_id = write(mode.ledger, label, review)
-        stored = [s for s in mode.ledger.labels(run_id) if s.label_id == label_id]
+        ledger = mode.ledger_of(caller)
+        new, label_id = write(ledger, label, review)
+        stored = [s for s in ledger.labels(run_id) if s.label_id == label_id]
         if new:
             for row in self.calibration_set(caller, None, right="labels:write")["data"]:
                 if row.run_id == run_id:
@@ -183,7 +186,7 @@ class CatalogMixin:
         mode = self.modes[caller.mode]
         with mode.engine.connect() as conn:
             self._owned_run(conn, caller, run_id)
-        return {"data": [_label_out(s) for s in mode.ledger.labels(run_id)]}
+        return {"data": [_label_out(s) for s in mode.ledger_of(caller).labels(run_id)]}
 
     def calibration_set(self, caller: Any, judge_version: str | None,
                         right: str = "labels:read") -> dict[str, Any]:
@@ -191,8 +194,10 @@ class CatalogMixin:
         self.require(caller, right)
         mode = self.modes[caller.mode]
         with mode.engine.connect() as conn:
-            owned = {r[0] for r in conn.execute(self._owned_run_ids(conn, caller)).all()}
-        rows = [r for r in mode.ledger.calibration_set(judge_version) if r.run_id in owned]
+            owned = {r[0] for r in conn.execute(self._owned_judgments(caller)
+                                                .with_only_columns(S.judgments.c.judgment_id))}
+        rows = [r for r in mode.ledger_of(caller).calibration_set(judge_version)
+                if r.judgment_id in owned]
         return {"data": [CalibrationRow(
             judgment_id=f"jd_{r.judgment_id}", run_id=r.run_id, judge_version=r.judge_version,
             attempt=r.attempt, success=r.success, failure_class=r.failure_class,
@@ -304,7 +309,7 @@ class CatalogMixin:
         judged, failed = 0, []
         for run_id in run_ids:
             try:  # a tier-B run cannot be re-judged here: the API cannot read its task
-                run = mode.ledger.get_run(run_id)
+                run = mode.ledger_of(caller).get_run(run_id)
                 self.judge_run(caller, run, judge_name, charge=False)
                 judged += 1
             except LedgerError as exc:

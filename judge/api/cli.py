@@ -50,12 +50,18 @@ def _cmd_serve(args: argparse.Namespace) -> int:
 def _cmd_tier_b(args: argparse.Namespace) -> int:
     service = _service(args)
     try:
-        added = service.designate_tier_b(args.task_ids, args.mode)
+        added = service.designate_tier_b(args.task_ids, args.mode, args.key)
+    except ApiError as exc:
+        raise ApiCliError(f"--key: {exc.detail}") from None
     finally:
         service.close()
-    out = {"designated": added, "tasks": len(set(args.task_ids)), "mode": args.mode}
+    keys = list(dict.fromkeys(args.key))
+    out = {"designated": added, "tasks": len(set(args.task_ids)), "mode": args.mode,
+           "keys": keys}
     print(json.dumps(out) if args.json else
-          f"{added} task(s) newly tier B ({args.mode}); ids are kept only as keyed hashes")
+          f"{added} task(s) newly tier B ({args.mode}); ids are kept only as keyed hashes; "
+          + (f"judged by {', '.join(keys)} (and keys named before)" if keys else
+             "no key added (only keys named for a task may judge it)"))
     return 0
 
 
@@ -203,6 +209,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     db(p)
     p.add_argument("task_ids", nargs="+", metavar="TASK_ID")
     p.add_argument("--mode", choices=["live", "test"], default="live")
+    p.add_argument("--key", action="append", default=[], metavar="KEY_ID",
+                   help="a key that may judge these tasks (repeatable; added to those named "
+                   "before); to every other key they answer as tasks the catalog lacks")
     p.set_defaults(func=_cmd_tier_b)
 
     keys = sub.add_parser("keys", help="API keys: create, list, revoke").add_subparsers(

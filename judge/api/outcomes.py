@@ -55,7 +55,8 @@ _R = {status: {"model": ValidationProblem if status == 422 else Problem, "descri
       for status, what in (
     (400, "A rule of the contract broken (detail names the field and the rule)"),
     (401, "Missing, malformed, unknown or revoked key"),
-    (403, "The key lacks the right, or may only read the dataset"),
+    (403, "The key lacks the right, may only read the dataset, or creates outside its "
+          "namespace"),
     (404, "No such dataset (or not readable by the key), sequence or label"),
     (409, "The dataset exists already"),
     (413, "Body over the size limit"), (415, "Not application/json"),
@@ -106,6 +107,24 @@ def _call(fn, *args: Any, **kwargs: Any) -> Any:
         raise ApiError(422, str(exc)) from None
     except (OutcomeLabelError, OutcomeError) as exc:
         raise ApiError(400, str(exc)) from None
+
+
+def namespace_of(who: Caller, owner: str) -> None:
+    """ApiError 403 unless ``owner`` is the key's namespace: its name, when the name is a
+    valid dataset owner. Decided by the key and the request alone, before any dataset is
+    looked up, so the answer says nothing of what exists in another namespace."""
+    import re
+
+    valid = re.match(_NAME, who.name) is not None
+    if owner == who.name and valid:
+        return
+    if not valid:
+        raise ApiError(403, f"owner {owner!r}: key {who.key_id} creates datasets only in its "
+                       f"own namespace, and its name {who.name!r} is none (1-100 letters, "
+                       "digits, '.', '_' or '-'); the operator creates datasets for it "
+                       "(rcjudge datasets create)")
+    raise ApiError(403, f"owner {owner!r}: key {who.key_id} creates datasets only in its own "
+                   f"namespace {who.name!r} (the key's name)")
 
 
 def _page(request: Request, page: dict[str, Any], row: Any = None) -> dict[str, Any]:
@@ -181,7 +200,8 @@ def register(app: FastAPI) -> None:
         **_R, 201: {"model": DatasetCreated, "description": "Created"}},
         openapi_extra=_body(DatasetCreate))
     def create_dataset(request: Request, who: Writer) -> JSONResponse:
-        """Create ``{"owner", "slug", "public"}``; the creating key may edit it."""
+        """Create ``{"owner", "slug", "public"}`` in the key's namespace (``owner``: the
+        key's name); the creating key may edit it."""
         doc = request.scope.get("state", {}).get("json")
         if not isinstance(doc, dict) or not isinstance(doc.get("owner"), str) or \
                 not isinstance(doc.get("slug"), str):
@@ -190,6 +210,7 @@ def register(app: FastAPI) -> None:
         public = doc.get("public", False)
         if not isinstance(public, bool):
             raise ApiError(400, f"public: must be true or false (got {public!r})")
+        namespace_of(who, doc["owner"])
         store = _store(request, who)
         ds = _call(store.create_dataset, f"{doc['owner']}/{doc['slug']}", public=public,
                    key_id=who.key_id)

@@ -41,6 +41,9 @@ from judge.ledgers.store import Ledger, make_engine, resolve_url, upgrade
 from rcjudge.errors import RcjudgeError
 
 PRICE_CENTS = 60  # $0.60 per judged call (spec/judge_api.md, step 7)
+#: ``coefficients.block`` of a copy: another owner's judgment of bytes already counted,
+#: never published (:meth:`JudgeService._counted_already`).
+COPY_BLOCK = 0
 IDEMPOTENCY_TTL = timedelta(hours=24)
 IN_FLIGHT_TIMEOUT = timedelta(minutes=15)  # a first request still "in flight" after this died
 TEST_SCHEMA = "rcjudge_test"
@@ -114,6 +117,10 @@ class _Mode:
 
     def write(self) -> Any:
         return self.engine.connect().execution_options(ledger_write=True)
+
+    def ledger_of(self, caller: Caller) -> Ledger:
+        """The caller's ledger: the runs its key owns (``runs.owner``), and nothing else."""
+        return self.ledger.owned_by(caller.key_id)
 
 
 class JudgeService(CatalogMixin, WebhookMixin):
@@ -335,7 +342,7 @@ class JudgeService(CatalogMixin, WebhookMixin):
         if caller.dataset is not None:  # before anything is judged or queued (a replay skips)
             from judge.api.labelling import check_dataset_key
 
-            check_dataset_key(self.modes[caller.mode].ledger, caller, request)
+            check_dataset_key(self.modes[caller.mode].ledger_of(caller), caller, request)
         if not respond_async:
             return Reply(200, canonical(self.judge_now(caller, request).model_dump(mode="json")))
         job_id = "job_" + secrets.token_hex(8)
@@ -390,7 +397,7 @@ class JudgeService(CatalogMixin, WebhookMixin):
         doc = request.model_dump(mode="json", exclude_none=True)
         out = self._judge_and_write(caller, request.bundle_uri, doc, request.judge, True)
         if caller.dataset is not None:
-            label_judgment(self.modes[caller.mode].ledger, caller, out.run_id,
+            label_judgment(self.modes[caller.mode].ledger_of(caller), caller, out.run_id,
                            out.judge_version)
         if out.charged_to is not None:
             self.emit(caller, "judgment.completed", out.model_dump(mode="json"))
@@ -408,6 +415,7 @@ class JudgeService(CatalogMixin, WebhookMixin):
         task = doc.get("task") or {}
         try:
             admitted = admit(uri, doc)
+            self._check_task(caller, admitted.bundle.attribution.task.id)
             with self._locks[judge_name]:  # one set of loaded models: one call at a time
                 prepared = prepare_admitted(admitted, judge.version)
                 judgment = judge.judge_prepared(prepared)
@@ -418,7 +426,7 @@ class JudgeService(CatalogMixin, WebhookMixin):
                   duration_s=prepared.duration_s, cycle_sec=prepared.cycle_sec)
         mode = self.modes[caller.mode]
         try:
-            with mode.ledger.transaction() as tx:
+            with mode.ledger_of(caller).transaction() as tx:
                 out, released = self._write(tx.conn, tx, caller, run, judgment, charge)
         except ApiError:
             raise
@@ -447,14 +455,19 @@ class JudgeService(CatalogMixin, WebhookMixin):
         task_key = self.modes[caller.mode].task_key(a.task.id)
         tier = self._tier(conn, task_key, a.task.tier)
         if new and tier is not None:
+            if conn.dialect.name == "postgresql":  # copies and releases: one writer at a time
+                conn.execute(sa.text(
+                    "SELECT pg_advisory_xact_lock(hashtext('rcjudge-coefficients'))"))
+            values = {"policy": f"{a.policy.vendor}/{a.policy.name}@{a.policy.version}",
+                      "body": f"{a.body.arm}+{a.body.hand}", "task_family": task_family(
+                          a.task.id), "tier": tier, "judge_version": row.judge_version,
+                      "task_key": task_key}
+            copy = self._counted_already(conn, run.bundle_hash, values)
             conn.execute(sa.insert(T.coefficients).values(
-                judgment_id=row.judgment_id, policy=f"{a.policy.vendor}/{a.policy.name}"
-                f"@{a.policy.version}", body=f"{a.body.arm}+{a.body.hand}",
-                task_family=task_family(a.task.id), tier=tier,
-                judge_version=row.judge_version, success=row.success,
+                judgment_id=row.judgment_id, **values, success=row.success,
                 failure_class=row.failure_class,
-                counts_against_policy=row.counts_against_policy,
-                task_key=task_key, added_at=now))
+                counts_against_policy=row.counts_against_policy, added_at=now,
+                block=COPY_BLOCK if copy else None))
             released = self._publish(conn, row.judge_version)
         if new and charge:
             conn.execute(sa.insert(T.usage).values(
@@ -462,6 +475,35 @@ class JudgeService(CatalogMixin, WebhookMixin):
                 rights_granted=list(caller.rights), recorded_at=now))
             charged = ChargedTo(rcsn=None, cell_id=None, key_id=caller.key_id)
         return self._response(conn, row, charged), released
+
+    @staticmethod
+    def _counted_already(conn: Connection, bundle_hash: str, values: dict[str, str]) -> bool:
+        """Whether another owner's judgment of the same bytes, by the same version, with the
+        same cell and task, already has a row: then this one is a copy (``COPY_BLOCK``),
+        kept for its ``table_row_id`` and never counted — the table counts runs of a
+        robot, not how many owners sent their bytes."""
+        c, j, r = T.coefficients, S.judgments, S.runs
+        return conn.execute(sa.select(c.c.row_id).join(j, j.c.judgment_id == c.c.judgment_id)
+                            .join(r, r.c.run_id == j.c.run_id)
+                            .where(r.c.bundle_hash == bundle_hash,
+                                   *(c.c[k] == v for k, v in values.items()))
+                            .limit(1)).first() is not None
+
+    def _check_task(self, caller: Caller, task_id: str) -> None:
+        """A task the operator designated tier B is judged only for the keys it named
+        (:meth:`designate_tier_b`); to any other key it is a task the catalog lacks, the
+        same error word for word, so no answer tells it from a task the server lacks."""
+        from judge.ensemble.prompts import not_in_catalog
+
+        m = self.modes[caller.mode]
+        key = m.task_key(task_id)
+        d, g = T.tier_b_designations, T.tier_b_grants
+        with m.engine.connect() as conn:
+            hidden = conn.execute(sa.select(d.c.task_key).where(
+                d.c.task_key == key, ~sa.exists(sa.select(g.c.key_id).where(
+                    g.c.task_key == key, g.c.key_id == caller.key_id)))).first()
+        if hidden is not None:
+            raise not_in_catalog(task_id)
 
     @staticmethod
     def _tier(conn: Connection, task_key: str, declared: str) -> str | None:
@@ -476,41 +518,66 @@ class JudgeService(CatalogMixin, WebhookMixin):
             return "B"
         return None if declared == "B" else declared
 
-    def designate_tier_b(self, task_ids: Iterable[str], mode: str = "live") -> int:
-        """The operator marks tasks tier B (CLI ``rcjudge api tier-b``); the new ones' count."""
-        m, d, added = self.modes[mode], T.tier_b_designations, 0
+    def designate_tier_b(self, task_ids: Iterable[str], mode: str = "live",
+                         keys: Iterable[str] = ()) -> int:
+        """The operator marks tasks tier B and names the keys that may judge them (CLI
+        ``rcjudge api tier-b TASK… --key KEY_ID…``); the count of newly designated tasks.
+
+        Naming a task again adds its keys. Every other key is answered for the task as for
+        one the catalog lacks (:meth:`_check_task`).
+
+        Raises:
+            ApiError: a key that is not a key of ``mode`` (422; nothing written).
+        """
+        keys = list(dict.fromkeys(keys))
+        k = T.api_keys
+        with self.modes["live"].engine.connect() as conn:
+            known = set(conn.execute(sa.select(k.c.key_id).where(
+                k.c.key_id.in_(keys), k.c.mode == mode)).scalars())
+        for key_id in keys:
+            if key_id not in known:
+                raise ApiError(422, f"key {key_id!r}: no such key in {mode} mode",
+                               param="key")
+        m, d, g, added = self.modes[mode], T.tier_b_designations, T.tier_b_grants, 0
         with m.write() as conn, conn.begin():
             for task_id in task_ids:
                 key = m.task_key(task_id)
-                if conn.execute(sa.select(d.c.task_key).where(d.c.task_key == key)).first():
-                    continue
-                conn.execute(d.insert().values(task_key=key, designated_at=now_utc()))
-                added += 1
+                if not conn.execute(sa.select(d.c.task_key).where(d.c.task_key == key)).first():
+                    conn.execute(d.insert().values(task_key=key, designated_at=now_utc()))
+                    added += 1
+                for key_id in keys:
+                    conn.execute(insert_ignore(conn, g, ["task_key", "key_id"]).values(
+                        task_key=key, key_id=key_id, granted_at=now_utc()))
         return added
 
-    @staticmethod
-    def _publish(conn: Connection, judge_version: str) -> int:
+    def _publish(self, conn: Connection, judge_version: str) -> int:
         """Release what can be published of the version's pending rows; cells it grew.
 
         One block per call (:func:`judge.api.coefficients.release`), in the caller's
-        transaction; on PostgreSQL an advisory lock keeps two writers from releasing the
-        same pending rows two ways.
+        transaction, under the PostgreSQL advisory lock :meth:`_write` took (two writers
+        never release the same pending rows two ways). A row's owners, for the owner
+        rule, are the names of every key that recorded a run of the row's bytes
+        (:meth:`owner_names`: from the live key table, whatever the mode).
         """
         from judge.api.coefficients import as_row, release
 
-        if conn.dialect.name == "postgresql":
-            conn.execute(sa.text("SELECT pg_advisory_xact_lock(hashtext('rcjudge-coefficients'))"))
-        c = T.coefficients
+        c, j, r = T.coefficients, S.judgments, S.runs
         pending = conn.execute(sa.select(c).where(c.c.judge_version == judge_version,
-                                                  c.c.cell_policy.is_(None))
+                                                  c.c.cell_policy.is_(None),
+                                                  c.c.block.is_(None))
                                .order_by(c.c.row_id)).all()
-        owners: dict[int, set[str]] = {}
-        o, k = T.owned, T.api_keys
-        for jid, name in conn.execute(sa.select(o.c.judgment_id, k.c.name).join(
-                k, k.c.key_id == o.c.key_id).where(o.c.judgment_id.in_(
-                [r.judgment_id for r in pending]))):
-            owners.setdefault(jid, set()).add(name)
-        rows = [as_row(r).with_owners(owners.get(r.judgment_id, ())) for r in pending]
+        same = r.alias("same_bytes")
+        holders: dict[int, set[str]] = {}
+        for row_id, owner in conn.execute(
+                sa.select(c.c.row_id, same.c.owner)
+                .join(j, j.c.judgment_id == c.c.judgment_id).join(r, r.c.run_id == j.c.run_id)
+                .join(same, same.c.bundle_hash == r.c.bundle_hash)
+                .where(c.c.row_id.in_([p.row_id for p in pending]),
+                       same.c.owner != S.LOCAL_OWNER)):
+            holders.setdefault(row_id, set()).add(owner)
+        names = self.owner_names({o for v in holders.values() for o in v})
+        rows = [as_row(p).with_owners(names[o] for o in holders.get(p.row_id, ()))
+                for p in pending]
         labels = release(rows, range(len(rows)))
         if not labels:
             return 0
@@ -519,6 +586,17 @@ class JudgeService(CatalogMixin, WebhookMixin):
             conn.execute(sa.update(c).where(c.c.row_id == pending[i].row_id).values(
                 block=block, cell_policy=policy, cell_body=body, cell_family=family))
         return len(set(labels.values()))
+
+    def owner_names(self, key_ids: Iterable[str]) -> dict[str, str]:
+        """key id -> the name of its key in the live key table (where keys of both modes
+        live); a key id not there stands for itself. The coefficients' owner rule counts
+        owners by name (docs/coefficients.md)."""
+        key_ids = set(key_ids)
+        k = T.api_keys
+        with self.modes["live"].engine.connect() as conn:
+            found = dict(conn.execute(sa.select(k.c.key_id, k.c.name).where(
+                k.c.key_id.in_(key_ids))).all()) if key_ids else {}
+        return {x: found.get(x, x) for x in key_ids}
 
     @staticmethod
     def _response(conn: Connection, row: Any, charged: ChargedTo | None) -> JudgmentResponse:

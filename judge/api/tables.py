@@ -97,6 +97,13 @@ tier_b_designations = sa.Table(
     sa.Column("designated_at", UTCDateTime, nullable=False),
 )
 
+tier_b_grants = sa.Table(
+    "api_tier_b_grants", metadata,  # the keys that may judge a designated task (issue 36)
+    sa.Column("task_key", sa.String(32), primary_key=True),
+    sa.Column("key_id", sa.Text, primary_key=True),
+    sa.Column("granted_at", UTCDateTime, nullable=False),
+)
+
 settings = sa.Table(
     "api_settings", metadata,  # e.g. the secret of the coefficients' task keys
     sa.Column("name", sa.Text, primary_key=True),
@@ -137,7 +144,7 @@ attestations = sa.Table(
 )
 
 owned = sa.Table(
-    "api_owned", metadata,  # which key's call returned which judgment (reads are per key)
+    "api_owned", metadata,  # which key's call wrote which judgment (of its own run, runs.owner)
     sa.Column("key_id", sa.Text, primary_key=True),
     sa.Column("judgment_id", sa.Integer, primary_key=True),
     sa.Column("first_at", UTCDateTime, nullable=False),

@@ -43,9 +43,15 @@ def task_catalog(path: str | None = None) -> dict[str, str]:
 def instruction_for(task_id: str) -> str:
     catalog = task_catalog()
     if task_id not in catalog:
-        raise ConfigError(f"task {task_id!r} is not in the task catalog "
-                          f"({configs_dir() / 'tasks.yaml'}); add its instruction there")
+        raise not_in_catalog(task_id)
     return catalog[task_id]
+
+
+def not_in_catalog(task_id: str) -> ConfigError:
+    """The error of a task id the catalog lacks (also what the Judge API answers for a
+    tier-B task a key was not given: the two cannot be told apart)."""
+    return ConfigError(f"task {task_id!r} is not in the task catalog "
+                       f"({configs_dir() / 'tasks.yaml'}); add its instruction there")
 
 
 def question_indices(t: int, version: JudgeVersion) -> np.ndarray:

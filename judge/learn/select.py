@@ -17,7 +17,9 @@ that ``rcjudge train --split-seed S --test-fraction F`` would not put in its tes
 (the same seed-group hash, :func:`judge.learn.train.assign_part`), nor a dataset's split
 (``rcjudge split``) holds out (its bundle is a sequence whose current outcome label is
 ``held_out_eval``): picking test runs by what the judge finds hard would bias the test
-part ``rcjudge eval`` scores on. Read
+part ``rcjudge eval`` scores on. Only the store's owner's runs and labels are read (an
+API key's queue is its own runs': no other owner's run moves a pick's rank or score), and
+only the splits of datasets that owner may edit. Read
 through a blind ledger (the Judge API's), a tier-B run's task is unknown, so its seed
 group is too, and it is never a candidate.
 
@@ -291,10 +293,11 @@ def candidates(store, judge_version: str, *, split_seed: int = 0,
     held_out_eval = sa.exists().where(  # a dataset's split holds the run's bundle out
         seq.c.bundle_hash == r.c.bundle_hash, out_.c.dataset_id == seq.c.dataset_id,
         out_.c.sequence_uid == seq.c.sequence_uid, out_.c.is_current.is_(True),
-        out_.c.evaluation_membership == "held_out_eval")
+        out_.c.evaluation_membership == "held_out_eval", _edits(store, seq.c.dataset_id))
     with store.engine.connect() as conn:
         judged = conn.execute(sa.select(sa.func.count()).select_from(j)
-                              .where(j.c.judge_version == judge_version)).scalar_one()
+                              .where(j.c.judge_version == judge_version,
+                                     store.mine(j.c.run_id))).scalar_one()
         if not judged:
             known = ", ".join(store.judge_versions()) or "none"
             raise SelectError(f"--judge {judge_version!r}: no judgment of this version in the "
@@ -302,9 +305,11 @@ def candidates(store, judge_version: str, *, split_seed: int = 0,
         rows = conn.execute(
             sa.select(j.c.run_id, j.c.answers, j.c.attempt_confidence, j.c.success_confidence,
                       *strata).join(r, r.c.run_id == j.c.run_id)
-            .where(j.c.judge_version == judge_version, ~has_label, ~held_out_eval)
+            .where(j.c.judge_version == judge_version, r.c.owner == store.owner, ~has_label,
+                   ~held_out_eval)
             .order_by(j.c.run_id)).all()
-        done = conn.execute(sa.select(*strata).where(has_label)).all()
+        done = conn.execute(sa.select(*strata).where(has_label,
+                                                     r.c.owner == store.owner)).all()
     cfg = TrainConfig(test_fraction=test_fraction)
     out = []
     for row in rows:
@@ -324,6 +329,15 @@ def candidates(store, judge_version: str, *, split_seed: int = 0,
         labelled.update([("task", row.task or "tier-B"), ("policy", _policy(row)),
                          ("body", _body(row))])
     return out, labelled
+
+
+def _edits(store, dataset_id) -> sa.ColumnElement:
+    """SQL: the store's owner may edit the dataset (the local operator: every dataset)."""
+    if store.owner == S.LOCAL_OWNER:
+        return sa.true()
+    g = S.dataset_grants
+    return sa.exists(sa.select(g.c.key_id).where(
+        g.c.dataset_id == dataset_id, g.c.key_id == store.owner, g.c.access == "edit"))
 
 
 def next_runs(store, judge_version: str, *, n: int = 20, strategy: str = "committee",

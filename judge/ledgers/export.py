@@ -83,7 +83,7 @@ def evaluation_run_table(ledger: Ledger, judge_version: str,
                       c.c.success.label("l_success"), c.c.failure_class.label("l_class"))
             .select_from(j.join(r, r.c.run_id == j.c.run_id)
                          .outerjoin(c, c.c.run_id == j.c.run_id))
-            .where(j.c.judge_version == judge_version)
+            .where(j.c.judge_version == judge_version, r.c.owner == ledger.owner)
             .order_by(r.c.task_id, j.c.run_id))
     with ledger.engine.connect() as conn:
         rows = conn.execute(stmt).all()

@@ -280,8 +280,8 @@ def _known_runs(ledger: Ledger, run_ids: set[str]) -> set[str]:
     with ledger.engine.connect() as conn:
         for i in range(0, len(ids), 500):
             chunk = ids[i:i + 500]
-            known.update(conn.execute(sa.select(S.runs.c.run_id)
-                                      .where(S.runs.c.run_id.in_(chunk))).scalars())
+            known.update(conn.execute(sa.select(S.runs.c.run_id).where(
+                S.runs.c.run_id.in_(chunk), S.runs.c.owner == ledger.owner)).scalars())
     return known
 
 

@@ -56,6 +56,7 @@ def add_reviewed_labels(ledger: Ledger, items: Sequence[tuple[Label, Review | No
     """
     new = 0
     with ledger.transaction() as tx:
+        tx.check_owned([label.run_id for label, _ in items], "label")
         stmt = _insert_ignore(tx.conn.dialect.name, "operator_labels")
         for label, review in items:
             try:
@@ -88,7 +89,7 @@ def review_stats(ledger: Ledger) -> dict[str, Any]:
         raise LedgerError("review stats read every run's task: open the ledger unblinded")
     stmt = (sa.select(lab.c.run_id, lab.c.labeled_by, lab.c.success, r.c.task_id,
                       rv.c.strategy, j.c.success.label("judged_success"))
-            .join(r, r.c.run_id == lab.c.run_id)
+            .join(r, (r.c.run_id == lab.c.run_id) & (r.c.owner == ledger.owner))
             .outerjoin(rv, rv.c.label_id == lab.c.label_id)
             .outerjoin(j, (j.c.run_id == lab.c.run_id) & (j.c.judge_version == rv.c.judge_version))
             .order_by(lab.c.label_id))

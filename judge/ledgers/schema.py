@@ -1,6 +1,8 @@
 """Tables of the three ledgers (SQLAlchemy Core), after the vote and before export.
 
-``runs`` records only what happened (bundle, attribution, durations);
+``runs`` records only what happened (bundle, attribution, durations) and whose run it
+is (``owner``: :data:`LOCAL_OWNER` for the ledger's own operator, an API key's id for a
+run judged through the Judge API; a bundle is recorded once per owner, revision 0010);
 ``judgments`` records what one judge version said about one run (unique per
 run and version); ``operator_labels`` records what people said (several per
 run, the latest by ``labeled_at`` is current). Two views, created by migration
@@ -53,11 +55,15 @@ metadata = sa.MetaData(naming_convention={
     "ix": "ix_%(table_name)s_%(column_0_N_name)s",
 })
 
+#: The owner of the runs the ledger's own operator records (the CLI): every run that no
+#: API key judged. An API key's runs are owned by its key id (``key_…``).
+LOCAL_OWNER = "local"
+
 runs = sa.Table(
     "runs", metadata,
     sa.Column("run_id", sa.Text, primary_key=True),
     sa.Column("bundle_uri", sa.Text, nullable=False),
-    sa.Column("bundle_hash", sa.String(64), nullable=False, unique=True),
+    sa.Column("bundle_hash", sa.String(64), nullable=False),
     sa.Column("policy_vendor", sa.Text, nullable=False),
     sa.Column("policy_name", sa.Text, nullable=False),
     sa.Column("policy_version", sa.Text, nullable=False),
@@ -78,6 +84,9 @@ runs = sa.Table(
     # the task id when it may be shown: NULL for a tier-B run (revision 0006). The Judge
     # API's role reads this column and has no privilege on ``task_id`` (docs/api.md).
     sa.Column("public_task_id", sa.Text, nullable=True),
+    # whose run (revision 0010): the same bytes from two owners are two runs
+    sa.Column("owner", sa.Text, nullable=False, server_default=LOCAL_OWNER),
+    sa.UniqueConstraint("owner", "bundle_hash"),
     sa.CheckConstraint("duration_s >= 0", name="duration_s_nonneg"),
     sa.CheckConstraint("cycle_sec > 0", name="cycle_sec_pos"),
 )

@@ -9,6 +9,15 @@ no-op, with different facts an error); a judgment is written once per
 version). ``INSERT … ON CONFLICT DO NOTHING … RETURNING`` on both dialects
 (the returned key says whether the row is new; ``rowcount`` is -1 on psycopg here).
 
+A ledger is one owner's (``owner``, revision 0010): it records runs as that owner and
+reads only that owner's runs, their judgments and their labels. The default owner,
+:data:`judge.ledgers.schema.LOCAL_OWNER`, is the ledger's own operator (every CLI path);
+the Judge API opens one per key (:meth:`Ledger.owned_by`). A bundle is recorded once per
+owner: the same bytes from two owners are two runs, and nothing in one owner's ledger
+reaches another's. A run of an owner other than the local one has the id
+``<folder name>~<owner>``, so run ids of two owners never collide and the id an owner
+gets never depends on another owner's runs.
+
 A ledger opened ``blind`` (the Judge API's) never reads a tier-B content column:
 ``runs.task_id`` is named in no SELECT, filter or order; a run's task is read from
 ``runs.public_task_id`` (NULL on tier B). On PostgreSQL the API's role could not read it
@@ -174,10 +183,11 @@ def _insert_ignore(dialect: str, table: str) -> Any:
     return insert(t).on_conflict_do_nothing(index_elements=key).returning(t.c[returned])
 
 
-def _run_values(run: Run) -> dict[str, Any]:
+def _run_values(run: Run, owner: str) -> dict[str, Any]:
     a = run.attribution
     return {
-        "run_id": run.run_id, "bundle_uri": run.bundle_uri, "bundle_hash": run.bundle_hash,
+        "owner": owner, "run_id": run.run_id, "bundle_uri": run.bundle_uri,
+        "bundle_hash": run.bundle_hash,
         "policy_vendor": a.policy.vendor, "policy_name": a.policy.name,
         "policy_version": a.policy.version, "policy_checkpoint": a.policy.checkpoint,
         "body_arm": a.body.arm, "body_hand": a.body.hand, "body_dof": a.body.dof,
@@ -206,9 +216,23 @@ def run_columns(blind: bool) -> list[sa.Column]:
 
 
 #: What a run *is* besides its bundle: compared when the same bundle is recorded again.
-#: ``run_id`` and ``bundle_uri`` are not among them: the bundle hash is the identity, and
-#: the same bundle read through another path or mount is the same run.
-_IDENTITY_FREE = ("run_id", "bundle_uri")
+#: ``run_id`` and ``bundle_uri`` are not among them: the bundle hash is the identity (per
+#: owner), and the same bundle read through another path or mount is the same run.
+_IDENTITY_FREE = ("run_id", "bundle_uri", "owner")
+
+#: The attribution field each compared ``runs`` column holds, as a caller names it.
+_FIELD = {"policy_vendor": "policy.vendor", "policy_name": "policy.name",
+          "policy_version": "policy.version", "policy_checkpoint": "policy.checkpoint",
+          "body_arm": "body.arm", "body_hand": "body.hand", "body_dof": "body.dof",
+          "body_mount_h_mm": "body.mount_h_mm", "body_calibrated_at": "body.calibrated_at",
+          "task_id": "task.id", "task_tier": "task.tier", "public_task_id": "task.id",
+          "attribution_extra": "reset"}
+
+
+def owned_run_id(name: str, owner: str) -> str:
+    """The id of run ``name`` of ``owner``: the name itself for the local owner, else
+    ``<name>~<owner>`` (run ids of two owners never collide)."""
+    return name if owner == S.LOCAL_OWNER else f"{name}~{owner}"
 
 
 def _run_from_row(row: Any, blind: bool = False) -> Run:
@@ -239,36 +263,48 @@ def _integrity(exc: sa.exc.IntegrityError, what: str) -> LedgerError:
 class Transaction:
     """Writes inside one open transaction (from :meth:`Ledger.transaction`).
 
-    ``blind``: read no tier-B content column (see the module's docstring).
+    ``blind``: read no tier-B content column; ``owner``: whose runs it records and
+    resolves (see the module's docstring).
     """
 
-    def __init__(self, conn: Connection, blind: bool = False) -> None:
+    def __init__(self, conn: Connection, blind: bool = False,
+                 owner: str = S.LOCAL_OWNER) -> None:
         self.conn = conn
         self.blind = blind
+        self.owner = owner
 
     def resolve_run(self, run: Run) -> tuple[bool, str]:
-        """Write ``run`` unless its bundle is recorded; return (written?, its run id).
+        """Write ``run`` unless its owner recorded its bundle; return (written?, its run id).
 
-        A run is its bundle hash: the same bundle under another folder name, path or
-        mount is the recorded run (its first run id and URI are kept). A different
-        bundle whose folder name is taken gets ``<name>-<first 8 hex of its hash>``.
+        A run is its owner and bundle hash: the same bundle under another folder name,
+        path or mount is the owner's recorded run (its first run id and URI are kept);
+        another owner's run of the same bytes is never looked at. A different bundle
+        whose folder name the owner has taken gets ``<name>-<first 8 hex of its hash>``.
 
         Raises:
-            LedgerError: the bundle is recorded with other facts (attribution, durations).
+            LedgerError: the owner recorded the bundle with other facts (attribution,
+                durations). Blind, it names the fields that differ, never a value.
         """
-        values = _run_values(run)
+        values = _run_values(run, self.owner)
+        r = S.runs
         for _ in range(2):  # a second pass only after losing a race to a concurrent writer
             row = self.conn.execute(sa.select(*run_columns(self.blind)).where(
-                S.runs.c.bundle_hash == run.bundle_hash)).first()
+                r.c.owner == self.owner, r.c.bundle_hash == run.bundle_hash)).first()
             if row is not None:
                 recorded = row._mapping
-                differ = [f"{k} ({recorded[k]!r} recorded, {v!r} given)"
-                          for k, v in values.items()
+                differ = [k for k, v in values.items()
                           if k not in _IDENTITY_FREE and k in recorded and recorded[k] != v]
+                if differ and self.blind:
+                    fields = dict.fromkeys(_FIELD.get(k, k) for k in differ)
+                    raise LedgerError(f"run {recorded['run_id']!r} (bundle {run.bundle_hash}) "
+                                      "is already recorded with other facts: "
+                                      + ", ".join(fields) + "; send the facts it was "
+                                      "recorded with, or judge it as another bundle")
                 if differ:
                     raise LedgerError(f"run {recorded['run_id']!r} (bundle {run.bundle_hash}) "
                                       "is already recorded with other facts: "
-                                      + "; ".join(differ))
+                                      + "; ".join(f"{k} ({recorded[k]!r} recorded, "
+                                                  f"{values[k]!r} given)" for k in differ))
                 return False, recorded["run_id"]
             run_id = self._free_run_id(run.run_id, run.bundle_hash)
             stmt = _insert_ignore(self.conn.dialect.name, "runs")
@@ -280,10 +316,12 @@ class Transaction:
                 raise _integrity(exc, f"run {run_id!r}") from exc
         raise LedgerError(f"run {run.run_id!r}: could not be recorded (concurrent writers)")
 
-    def _free_run_id(self, wanted: str, bundle_hash: str) -> str:
+    def _free_run_id(self, name: str, bundle_hash: str) -> str:
+        wanted = owned_run_id(name, self.owner)
         taken = self.conn.execute(sa.select(S.runs.c.run_id).where(
             S.runs.c.run_id == wanted)).first()
-        return wanted if taken is None else f"{wanted}-{bundle_hash[:8]}"
+        return wanted if taken is None else owned_run_id(f"{name}-{bundle_hash[:8]}",
+                                                         self.owner)
 
     def record_run(self, run: Run) -> bool:
         """Write ``run``; False when its bundle is already recorded (see :meth:`resolve_run`)."""
@@ -344,7 +382,7 @@ class Transaction:
         r = S.runs
         task = r.c.public_task_id if self.blind else r.c.task_id
         run = self.conn.execute(sa.select(r.c.bundle_hash, task.label("task_id")).where(
-            r.c.run_id == judgment.run_id)).first()
+            r.c.run_id == judgment.run_id, r.c.owner == self.owner)).first()
         if run is None:
             raise LedgerError(f"{what}: run not recorded; record the run first (Ledger.record)")
         task_differs = run.task_id != judgment.task_id and not (self.blind and run.task_id is None)
@@ -372,10 +410,27 @@ class Transaction:
         except sa.exc.IntegrityError as exc:
             raise _integrity(exc, what) from exc
 
+    def check_owned(self, run_ids: Sequence[str], what: str) -> None:
+        """LedgerError naming the first of ``run_ids`` that is not a run of the owner."""
+        r = S.runs
+        wanted = sorted(set(run_ids))
+        for i in range(0, len(wanted), 500):
+            chunk = wanted[i:i + 500]
+            mine = set(self.conn.execute(sa.select(r.c.run_id).where(
+                r.c.run_id.in_(chunk), r.c.owner == self.owner)).scalars())
+            if missing := [x for x in chunk if x not in mine]:
+                raise LedgerError(f"{what} of run {missing[0]!r}: run not recorded")
+
     def add_labels(self, labels: Sequence[Label]) -> int:
-        """Write operator labels; return how many were new (same run, person, time: kept once)."""
+        """Write operator labels; return how many were new (same run, person, time: kept once).
+
+        Raises:
+            LedgerError: a label's run is not a run of the owner, or a row breaks a
+                constraint.
+        """
         if not labels:
             return 0
+        self.check_owned([lb.run_id for lb in labels], "label")
         stmt = _insert_ignore(self.conn.dialect.name, "operator_labels")
         try:
             return len(self.conn.execute(stmt, [lb.model_dump() for lb in labels]).all())
@@ -384,14 +439,17 @@ class Transaction:
 
 
 class Ledger:
-    """The three ledgers of one database. Open with :meth:`open`.
+    """One owner's three ledgers in one database. Open with :meth:`open`.
 
-    ``blind``: read no tier-B content column (the Judge API's ledger; module docstring).
+    ``blind``: read no tier-B content column (the Judge API's ledger); ``owner``: whose
+    runs it records and reads (module docstring; the local operator by default).
     """
 
-    def __init__(self, engine: Engine, *, blind: bool = False) -> None:
+    def __init__(self, engine: Engine, *, blind: bool = False,
+                 owner: str = S.LOCAL_OWNER) -> None:
         self.engine = engine
         self.blind = blind
+        self.owner = owner
 
     @classmethod
     def open(cls, url: str | None = None, *, schema: str | None = None,
@@ -401,6 +459,15 @@ class Ledger:
         if migrate:
             upgrade(engine)
         return cls(engine, blind=blind)
+
+    def owned_by(self, owner: str) -> Ledger:
+        """The same database as ``owner``'s ledger (same engine, same blindness)."""
+        return Ledger(self.engine, blind=self.blind, owner=owner)
+
+    def mine(self, run_id: sa.ColumnElement) -> sa.ColumnElement:
+        """SQL: the ``run_id`` column holds a run of this ledger's owner."""
+        r = S.runs
+        return run_id.in_(sa.select(r.c.run_id).where(r.c.owner == self.owner))
 
     def close(self) -> None:
         """Release pooled connections."""
@@ -416,7 +483,7 @@ class Ledger:
     def transaction(self) -> Iterator[Transaction]:
         """One write transaction: everything in it commits together or not at all."""
         with self.engine.connect().execution_options(ledger_write=True) as conn, conn.begin():
-            yield Transaction(conn, self.blind)
+            yield Transaction(conn, self.blind, self.owner)
 
     # --- writes ---------------------------------------------------------------------
     def record_run(self, attribution: Attribution, *, run_id: str, bundle_uri: str,
@@ -472,8 +539,10 @@ class Ledger:
             return list(conn.execute(stmt).all())
 
     def get_run(self, run_id: str) -> Run | None:
-        """The recorded run, or None."""
-        rows = self._all(sa.select(*run_columns(self.blind)).where(S.runs.c.run_id == run_id))
+        """The owner's recorded run, or None (another owner's run: None)."""
+        r = S.runs
+        rows = self._all(sa.select(*run_columns(self.blind)).where(
+            r.c.run_id == run_id, r.c.owner == self.owner))
         return _run_from_row(rows[0], self.blind) if rows else None
 
     def get_judgment(self, run_id: str, judge_version: str) -> Judgment | None:
@@ -482,7 +551,8 @@ class Ledger:
         task = r.c.public_task_id if self.blind else r.c.task_id
         rows = self._all(sa.select(j, r.c.bundle_uri, r.c.bundle_hash, task.label("task_id"))
                          .join(r, r.c.run_id == j.c.run_id)
-                         .where(j.c.run_id == run_id, j.c.judge_version == judge_version))
+                         .where(j.c.run_id == run_id, j.c.judge_version == judge_version,
+                                r.c.owner == self.owner))
         if not rows:
             return None
         row = rows[0]
@@ -505,31 +575,35 @@ class Ledger:
         """Runs already judged by ``judge_version`` (what a resumed batch skips)."""
         j = S.judgments
         return {r[0] for r in self._all(sa.select(j.c.run_id)
-                                        .where(j.c.judge_version == judge_version))}
+                                        .where(j.c.judge_version == judge_version,
+                                               self.mine(j.c.run_id)))}
 
     def judged_bundle_hashes(self, judge_version: str) -> set[str]:
         """Bundle hashes of the runs judged by ``judge_version`` (what a resumed batch skips)."""
         j, r = S.judgments, S.runs
         return {row[0] for row in self._all(sa.select(r.c.bundle_hash)
                                             .join(j, j.c.run_id == r.c.run_id)
-                                            .where(j.c.judge_version == judge_version))}
+                                            .where(j.c.judge_version == judge_version,
+                                                   r.c.owner == self.owner))}
 
     def judge_versions(self) -> list[str]:
         """Judge versions with at least one judgment, sorted."""
         j = S.judgments
         return [r[0] for r in self._all(sa.select(j.c.judge_version).distinct()
+                                        .where(self.mine(j.c.run_id))
                                         .order_by(j.c.judge_version))]
 
     def labels(self, run_id: str) -> list[StoredLabel]:
         """Every label of a run, oldest first (the last one is current)."""
         t = S.operator_labels
-        rows = self._all(sa.select(t).where(t.c.run_id == run_id)
+        rows = self._all(sa.select(t).where(t.c.run_id == run_id, self.mine(t.c.run_id))
                          .order_by(t.c.labeled_at, t.c.label_id))
         return [_stored_label(r) for r in rows]
 
     def current_labels(self) -> dict[str, StoredLabel]:
         """The current (latest) label of every labelled run, by run id."""
-        rows = self._all(sa.select(S.current_operator_labels))
+        c = S.current_operator_labels
+        rows = self._all(sa.select(c).where(self.mine(c.c.run_id)))
         return {r.run_id: _stored_label(r) for r in rows}
 
     def calibration_set(self, judge_version: str | None = None) -> list[CalibrationRow]:
@@ -540,7 +614,8 @@ class Ledger:
         with ``task_id`` None on tier-B runs.
         """
         v = S.calibration_set if not self.blind else _blind_calibration_set()
-        stmt = sa.select(*v.c).order_by(v.c.judge_version, v.c.run_id)
+        stmt = sa.select(*v.c).where(self.mine(v.c.run_id)).order_by(v.c.judge_version,
+                                                                       v.c.run_id)
         if judge_version is not None:
             stmt = stmt.where(v.c.judge_version == judge_version)
         return [CalibrationRow(**r._mapping) for r in self._all(stmt)]
@@ -562,11 +637,11 @@ class Ledger:
         return [dict(r._mapping) for r in self._all(stmt)]
 
     def counts(self) -> dict[str, int]:
-        """Rows per ledger."""
+        """The owner's rows per ledger."""
         tables = (S.runs, S.judgments, S.operator_labels)
         with self.engine.connect() as conn:
-            return {t.name: conn.execute(sa.select(sa.func.count()).select_from(t)).scalar_one()
-                    for t in tables}
+            return {t.name: conn.execute(sa.select(sa.func.count()).select_from(t).where(
+                self.mine(t.c.run_id))).scalar_one() for t in tables}
 
 
 def _blind_calibration_set() -> Any:

@@ -4,8 +4,10 @@ After the ledgers (a batch or a single judgment wrote the run and its judgment),
 judged bundles are put into the dataset and every judgment writes a model label
 (:func:`judge.outcomes.mapping.label_from_judgment`). Writing again for the same judge
 version and fingerprint is a no-op (even after a person wrote a newer version), so a
-resumed batch adds no versions and never overrules a person. A blind ledger (the Judge
-API's, ``judge.api.labelling``) reads no closed column: the task is its public id.
+resumed batch adds no versions and never overrules a person. A bundle is the ledger's
+owner's run of it (another owner's run of the same bytes is never read). A blind ledger
+(the Judge API's, ``judge.api.labelling``) reads no closed column: the task is its public
+id.
 """
 
 from __future__ import annotations
@@ -40,7 +42,7 @@ def label_judged(ledger: Ledger, dataset: str, bundle_hashes: list[str],
     for bundle_hash in bundle_hashes:
         with ledger.engine.connect() as conn:
             row = conn.execute(sa.select(*run_columns(ledger.blind)).where(
-                S.runs.c.bundle_hash == bundle_hash)).first()
+                S.runs.c.bundle_hash == bundle_hash, S.runs.c.owner == ledger.owner)).first()
         judgment = row and ledger.get_judgment(row.run_id, judge_version)
         if judgment is None:
             raise OutcomeError(f"bundle {bundle_hash[:12]}…: not judged by {judge_version!r}; "

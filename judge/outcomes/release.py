@@ -149,7 +149,8 @@ def export_sidecar(store: OutcomeStore, dataset: str, root: str | Path,
     by_episode: dict[int, str] = {}
     with store.engine.connect() as conn:
         rows = conn.execute(sa.select(S.sequences.c.sequence_uid, S.runs.c.env).join(
-            S.runs, S.runs.c.bundle_hash == S.sequences.c.bundle_hash).where(
+            S.runs, (S.runs.c.bundle_hash == S.sequences.c.bundle_hash)
+            & (S.runs.c.owner == S.LOCAL_OWNER)).where(
             S.sequences.c.dataset_id == ds.dataset_id)).all()
     for uid, env in rows:
         env = env or {}

@@ -5,7 +5,9 @@ Two desks serve the same routes:
 * :class:`KeyDesk` (``rcjudge serve``; judge versions read by name as ``/v1/judge-versions``
   reads them, their models never loaded for the page): every call carries an API key with
   ``labels:write`` (``Authorization: Bearer``; the page asks for it once per tab). The key's
-  mode database is labelled, its queue holds only the key's own runs (as ``GET /v1/runs``),
+  mode database is labelled, its queue is computed over the key's own runs and labels only
+  (as ``GET /v1/runs``; no other key's run moves a rank or score), undo reaches only
+  labels of its runs,
   and a label is written by :meth:`judge.api.service.JudgeService.add_label` — the check,
   the ownership rule and the ``calibration.disagreement`` event of ``POST /v1/runs/{id}/
   labels`` — with ``labeled_by`` the key's name.
@@ -151,7 +153,8 @@ class KeyDesk:
         return caller
 
     def ledger(self, who: Any) -> Ledger:
-        return self.service.modes[who.mode].ledger
+        """The key's own ledger: its queue, cards and undo reach only its runs."""
+        return self.service.modes[who.mode].ledger_of(who)
 
     def version(self, name: str) -> JudgeVersion:
         """The version's config (what sampling and the question images follow); its

@@ -5,7 +5,8 @@ the page is an operator label with its ``review_labels`` row (the judge version 
 queue picked the run, the strategy, rank, score, reason and the labeller's note), both
 written in one transaction by :func:`judge.ledgers.review.add_reviewed_labels`; ``rcjudge
 train``, ``eval`` and the calibration set read it as any operator label. Undo deletes
-both rows, and only of a label that the page wrote and whose labeller asks.
+both rows, and only of a label that the page wrote, on a run of the ledger's owner, and
+whose labeller asks.
 """
 
 from __future__ import annotations
@@ -32,12 +33,13 @@ def write(ledger: Ledger, label: Label, review: Review | None = None) -> tuple[b
 
 def undo(ledger: Ledger, label_id: int, labeled_by: str) -> str | None:
     """Delete label ``label_id`` and its review row if the page wrote it for
-    ``labeled_by``: the label's run id, else None (nothing deleted)."""
+    ``labeled_by`` on a run of the ledger's owner: the label's run id, else None (nothing
+    deleted)."""
     t, r = S.operator_labels, S.review_labels
     with ledger.transaction() as tx:
         run_id = tx.conn.execute(sa.select(t.c.run_id).join(r, r.c.label_id == t.c.label_id)
-                                 .where(t.c.label_id == label_id,
-                                        t.c.labeled_by == labeled_by)).scalar()
+                                 .where(t.c.label_id == label_id, t.c.labeled_by == labeled_by,
+                                        ledger.mine(t.c.run_id))).scalar()
         if run_id is not None:
             tx.conn.execute(sa.delete(r).where(r.c.label_id == label_id))
             tx.conn.execute(sa.delete(t).where(t.c.label_id == label_id))

@@ -110,3 +110,14 @@ def pg_db():
             conn.exec_driver_sql(f"DROP SCHEMA IF EXISTS {live} CASCADE")
             conn.exec_driver_sql(f"DROP SCHEMA IF EXISTS {test} CASCADE")
         owner.dispose()
+
+
+def counts(service, mode: str = "live") -> dict[str, int]:
+    """Rows per ledger in a mode's database, every owner's (a ledger counts its owner's)."""
+    import sqlalchemy as sa
+
+    from judge.ledgers import schema as S
+
+    with service.modes[mode].engine.connect() as conn:
+        return {t.name: conn.execute(sa.select(sa.func.count()).select_from(t)).scalar_one()
+                for t in (S.runs, S.judgments, S.operator_labels)}

@@ -34,7 +34,7 @@ def largest_label() -> dict:
 
 
 def test_the_largest_valid_label_fits_and_other_routes_stay_small(client, service):
-    key = service.create_key("e", "live", ["datasets:read", "datasets:write"])[0]
+    key = service.create_key("lab", "live", ["datasets:read", "datasets:write"])[0]
     assert client.post("/api/v1/datasets/", json={"owner": "lab", "slug": "big"},
                        headers=bearer(key)).status_code == 201
     uid = OutcomeStore(service.modes["live"].engine).add_sequence("lab/big", "b" * 64, "/b",

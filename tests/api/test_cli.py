@@ -69,6 +69,13 @@ def test_tier_b_designation_is_the_operators(tmp_path):
     db = f"sqlite:///{tmp_path / 't.db'}"
     out = cli("api", "tier-b", "metaworld.pick_place", "metaworld.drawer_open", "--db", db,
               "--json")
-    assert json.loads(out.stdout) == {"designated": 2, "tasks": 2, "mode": "live"}
-    again = cli("api", "tier-b", "metaworld.pick_place", "--db", db, "--json")
-    assert json.loads(again.stdout) == {"designated": 0, "tasks": 1, "mode": "live"}
+    assert json.loads(out.stdout) == {"designated": 2, "tasks": 2, "mode": "live", "keys": []}
+    key = json.loads(cli("keys", "create", "--db", db, "--name", "lab", "--json").stdout)
+    again = cli("api", "tier-b", "metaworld.pick_place", "--db", db, "--key", key["key_id"],
+                "--json")
+    assert json.loads(again.stdout) == {"designated": 0, "tasks": 1, "mode": "live",
+                                        "keys": [key["key_id"]]}
+    wrong = cli("api", "tier-b", "metaworld.pick_place", "--db", db, "--key", key["key_id"],
+                "--mode", "test", check=False)
+    assert (wrong.returncode, wrong.stdout, wrong.stderr) == (2, "", (
+        f"rcjudge: error: --key: key {key['key_id']!r}: no such key in test mode\n"))

@@ -80,7 +80,8 @@ def test_over_http_only_the_operator_marks_tier_b_and_own_runs_do_not_count(
     victim = service.create_key("victim", "live", ["judgments:write", "coefficients:read"])[0]
     attacker = service.create_key("attacker", "live", ["judgments:write",
                                                        "coefficients:read"])[0]
-    service.designate_tier_b([VICTIM])
+    keys = [service.authenticate(f"Bearer {k}").key_id for k in (victim, attacker)]
+    service.designate_tier_b([VICTIM], keys=keys[:1])
 
     def judge(key, bundle, task, tier):
         doc = request_for(bundle)
@@ -99,9 +100,77 @@ def test_over_http_only_the_operator_marks_tier_b_and_own_runs_do_not_count(
     assert cells() == []
     with service.modes["live"].engine.connect() as conn:
         assert conn.execute(T.coefficients.select()).all().__len__() == 1
-    service.designate_tier_b(PADS)  # now legit tier-B tasks, all judged by the attacker
+    service.designate_tier_b(PADS, keys=keys[1:])  # legit tier-B tasks, the attacker's
     for i, task in enumerate(PADS):
         judge(attacker, bundles[5 + i], task, "B")
     with service.modes["live"].engine.connect() as conn:
         assert len(conn.execute(T.coefficients.select()).all()) == 5
     assert cells() == []  # 5 tasks, but without the attacker's rows only 1
+
+
+@pytest.mark.parametrize("mode", ["test", "live"])
+def test_the_owner_rule_holds_in_test_mode(client, service, make_bundles, mode):
+    """Issue 36 item 3: the test database holds no key, so the rows' owners were read as
+    none and the owner rule did nothing there: an attacker's 41 runs on 4 designated tasks
+    beside a victim's 3 runs of a fifth published ``tasks 5, n 44`` and 44 - 41 gave the
+    victim's runs back. Owners are read from the live key table in every mode."""
+    bundles = [str(p) for p in make_bundles(44, seed=36, width=96, height=64, fps=10)]
+    victim = service.create_key("victim", mode, ["judgments:write"])
+    attacker = service.create_key("attacker", mode, ["judgments:write", "coefficients:read"])
+    service.designate_tier_b([VICTIM], mode=mode, keys=[victim[1].key_id])
+    service.designate_tier_b(PADS, mode=mode, keys=[attacker[1].key_id])
+    plan = [(victim[0], VICTIM)] * 3 + [(attacker[0], PADS[i % 4]) for i in range(41)]
+    for bundle, (key, task) in zip(bundles, plan, strict=True):
+        doc = request_for(bundle)
+        doc["task"] = {"id": task, "tier": "B"}
+        r = client.post("/v1/judgments", json=doc, headers=bearer(key))
+        assert r.status_code == 200, r.text
+    got = client.get("/v1/coefficients?tier=B", headers=bearer(attacker[0])).json()["data"]
+    assert got == []  # without the attacker's rows 1 task is left: nothing is released
+    with service.modes[mode].engine.connect() as conn:
+        rows = conn.execute(T.coefficients.select()).all()
+    assert (len(rows), {r.block for r in rows}) == (44, {None})  # all pending
+
+
+def test_the_same_bytes_from_two_owners_count_once(client, service, api_bundles):
+    """Two owners judging one bundle get a row each (their own ``table_row_id``); the
+    table counts the robot's run once: the second row is a copy, never published."""
+    keys = [service.create_key(n, "live", ["judgments:write", "coefficients:read"])[0]
+            for n in ("lab-a", "lab-b")]
+    got = [client.post("/v1/judgments", json=request_for(api_bundles[0]),
+                       headers=bearer(k)).json() for k in keys]
+    assert [g["table_row_id"] for g in got] == ["cf_1", "cf_2"]
+    (cell,) = client.get("/v1/coefficients?tier=A", headers=bearer(keys[0])).json()["data"]
+    assert (cell["n"], cell["tasks"]) == (1, 1)
+    r = client.post("/v1/judgments", json=request_for(api_bundles[1]), headers=bearer(keys[1]))
+    (cell,) = client.get("/v1/coefficients?tier=A", headers=bearer(keys[0])).json()["data"]
+    assert (r.json()["table_row_id"], cell["n"]) == ("cf_3", 2)
+    with service.modes["live"].engine.connect() as conn:
+        assert [x.block for x in conn.execute(T.coefficients.select().order_by(
+            T.coefficients.c.row_id))] == [1, 0, 2]  # 0: the copy, never in a block
+
+
+def test_an_owner_who_sent_the_same_bytes_owns_every_row_of_them(client, service, make_bundles):
+    """Lab 0's bundle sent again by x under another task: x's row tells lab 0 nothing it
+    does not know (its own bytes, the same verdict), so both rows are lab 0's and x's for
+    the owner rule. Six tasks of six labs would release a block; with lab 0 knowing two of
+    them, taking out lab 0 leaves 4 < K: nothing is released."""
+    tasks = [*PADS, VICTIM, "tabletop.pick_place.cube_001"]
+    bundles = [str(p) for p in make_bundles(5, seed=37, width=96, height=64, fps=10)]
+    labs = [service.create_key(f"lab-{i}", "live", ["judgments:write", "coefficients:read"])
+            for i in range(5)]
+    x = service.create_key("x", "live", ["judgments:write"])
+    service.designate_tier_b(tasks, keys=[who.key_id for _, who in [*labs, x]])
+    plan = [(labs[i][0], bundles[i], tasks[i]) for i in range(5)] + [(x[0], bundles[0],
+                                                                     tasks[5])]
+    for key, bundle, task in plan:
+        doc = request_for(bundle)
+        doc["task"] = {"id": task, "tier": "B"}
+        r = client.post("/v1/judgments", json=doc, headers=bearer(key))
+        assert r.status_code == 200, r.text
+    assert client.get("/v1/coefficients?tier=B", headers=bearer(labs[1][0])).json()[
+        "data"] == []
+    rows = [Row("p", "b", "metaworld", "B", "v1", False, None, t, frozenset({o}))
+            for o, t in zip(["lab-0", "lab-1", "lab-2", "lab-3", "lab-4", "x"], tasks,
+                            strict=True)]
+    assert _k_tasks(rows, range(6)) == 5  # as six owners of one row each: released

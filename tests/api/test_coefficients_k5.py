@@ -161,9 +161,10 @@ def test_a_tier_b_cell_shows_nothing_until_a_block_of_five_tasks(client, service
 
     # the operator designates the tasks; each is judged by two labs (key owners), so a
     # cell holds 5 tasks of others whichever lab subtracts its own rows (issue 29)
-    service.designate_tier_b(METAWORLD)
     bundles = [str(p) for p in make_bundles(10, seed=12, width=96, height=64, fps=10)]
-    labs = [service.create_key(f"lab-{i}", "live", ["judgments:write"])[0] for i in range(10)]
+    labs = [service.create_key(f"lab-{i}", "live", ["judgments:write"]) for i in range(10)]
+    service.designate_tier_b(METAWORLD, keys=[who.key_id for _, who in labs])
+    labs = [key for key, _ in labs]
     for i, (bundle, lab) in enumerate(zip(bundles, labs, strict=True)):
         doc = request_for(bundle)
         doc["task"] = {"id": METAWORLD[i % 5], "tier": "B"}

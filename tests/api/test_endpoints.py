@@ -11,7 +11,7 @@ import pytest
 
 from judge.api.catalog import aggregate_cells
 from judge.api.routes import create_app
-from tests.api.conftest import TMP_ROOTS, bearer, fake_judge, fake_judges, request_for
+from tests.api.conftest import TMP_ROOTS, bearer, counts, fake_judge, fake_judges, request_for
 
 
 @pytest.fixture(scope="module")
@@ -269,8 +269,9 @@ def test_rejudge_writes_new_rows_and_costs_nothing(tmp_path, api_bundles):
             assert unknown.status_code == 422
     finally:
         svc.close()
-    assert svc.modes["live"].ledger.counts()["judgments"] == 4
-    assert svc.modes["live"].ledger.judge_versions() == ["fake-v1", "fake-v2"]
+    assert counts(svc)["judgments"] == 4
+    assert svc.modes["live"].ledger.owned_by(
+        svc.list_keys()[0]["key_id"]).judge_versions() == ["fake-v1", "fake-v2"]
 
 
 def test_usage_lines_page_through_every_charge(client, live_key, api_bundles):

@@ -10,7 +10,7 @@ import sqlalchemy as sa
 
 from judge.api import tables as T
 from judge.api.bundle_roots import REFUSED
-from tests.api.conftest import bearer, request_for
+from tests.api.conftest import bearer, counts, request_for
 
 
 def post(client, key, doc, idem=None, **headers):
@@ -26,7 +26,9 @@ def test_answer_has_the_spec_fields(client, service, live_key, api_bundles):
     key_id = service.list_keys()[0]["key_id"]
     # three fake models: P(attempt)=0.9, P(success)=0.2, class grasp.slip (counts)
     assert r.json() == {
-        "judgment_id": "jd_1", "run_id": "synth-0011-0000", "attempt": True, "success": False,
+        # the folder name and the key's id: a run is its owner's (issue 36)
+        "judgment_id": "jd_1", "run_id": f"synth-0011-0000~{key_id}", "attempt": True,
+        "success": False,
         "failure_class": "grasp.slip", "counts_against_policy": True,
         "attempt_confidence": 0.9, "success_confidence": 0.8,
         "charged_to": {"rcsn": None, "cell_id": None, "key_id": key_id},
@@ -87,7 +89,7 @@ def test_replay_is_byte_for_byte_one_judgment_one_charge(client, service, live_k
     assert again.content == first.content
     assert again.headers["idempotent-replayed"] == "true"
     assert "idempotent-replayed" not in first.headers
-    assert service.modes["live"].ledger.counts()["judgments"] == 1
+    assert counts(service)["judgments"] == 1
     usage = client.get("/v1/usage", headers=bearer(live_key)).json()
     assert (usage["calls"], usage["amount_cents"], usage["amount_usd"]) == (1, 60, "0.60")
 
@@ -123,7 +125,7 @@ def test_expired_key_judges_anew(client, service, live_key, api_bundles):
         conn.execute(sa.update(T.idempotency).values(
             expires_at=sa.func.datetime("now", "-1 second")))
     r = post(client, live_key, request_for(api_bundles[1]), "old")  # another body: no 422
-    assert r.status_code == 200 and r.json()["run_id"] == "synth-0011-0001"
+    assert r.status_code == 200 and r.json()["run_id"].startswith("synth-0011-0001~key_")
 
 
 def test_judging_the_same_run_again_returns_it_uncharged(client, live_key, api_bundles):

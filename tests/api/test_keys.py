@@ -6,7 +6,7 @@ import sqlalchemy as sa
 
 from judge.api import auth
 from judge.api import tables as T
-from tests.api.conftest import bearer, request_for
+from tests.api.conftest import bearer, counts, request_for
 
 
 def test_key_shape_checksum_and_hash():
@@ -79,15 +79,15 @@ def test_rights_are_checked(client, service, api_bundles):
     me = client.get("/v1/keys/me", headers=bearer(key)).json()
     assert me == {"key_id": rec.key_id, "name": "reader", "mode": "live",
                   "rights_granted": ["usage:read"], "created_at": me["created_at"]}
-    assert service.modes["live"].ledger.counts()["judgments"] == 0
+    assert counts(service)["judgments"] == 0
 
 
 def test_test_keys_never_touch_live_data(client, service, live_key, test_key, api_bundles):
     r = client.post("/v1/judgments", json=request_for(api_bundles[0]), headers=bearer(test_key))
     assert r.status_code == 200, r.text
-    assert service.modes["live"].ledger.counts() == {"runs": 0, "judgments": 0,
+    assert counts(service) == {"runs": 0, "judgments": 0,
                                                      "operator_labels": 0}
-    assert service.modes["test"].ledger.counts() == {"runs": 1, "judgments": 1,
+    assert counts(service, "test") == {"runs": 1, "judgments": 1,
                                                      "operator_labels": 0}
     assert client.get("/v1/usage", headers=bearer(live_key)).json()["calls"] == 0
     assert client.get("/v1/usage", headers=bearer(test_key)).json()["calls"] == 1

@@ -14,7 +14,7 @@ DS = "/api/v1/datasets/acme/kitchen"
 
 @pytest.fixture
 def keys(service):
-    rw = service.create_key("editor", "live", ["datasets:read", "datasets:write"])[0]
+    rw = service.create_key("acme", "live", ["datasets:read", "datasets:write"])[0]
     ro = service.create_key("reader", "live", ["datasets:read", "datasets:write"])
     stranger = service.create_key("stranger", "live", ["datasets:read"])[0]
     return rw, ro, stranger

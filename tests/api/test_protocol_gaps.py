@@ -114,11 +114,11 @@ def test_outcome_responses_are_typed_and_answers_match_them(client, service, liv
         assert spec["paths"][path][method]["responses"]["200"]["content"] == {
             "application/json": {"schema": {"$ref": f"#/components/schemas/{model}"}}}
     h = bearer(live_key)
-    assert client.post("/api/v1/datasets/", json={"owner": "lab", "slug": "k"},
+    assert client.post("/api/v1/datasets/", json={"owner": "tester", "slug": "k"},
                        headers=h).status_code == 201
-    uid = OutcomeStore(service.modes["live"].engine).add_sequence("lab/k", "ab" * 32, "/b/0",
+    uid = OutcomeStore(service.modes["live"].engine).add_sequence("tester/k", "ab" * 32, "/b/0",
                                                                   length_s=10.0)
-    url = f"/api/v1/datasets/lab/k/sequences/{uid}/outcome/"
+    url = f"/api/v1/datasets/tester/k/sequences/{uid}/outcome/"
     put = client.put(url, json={"outcome": "failure", "subtasks": [
         {"label": "reach", "start_ts": 0, "end_ts": 2}], "hand_actions": {"left": [
             {"start_ts": 0, "end_ts": 1, "action": "grasp"}]},
@@ -128,17 +128,17 @@ def test_outcome_responses_are_typed_and_answers_match_them(client, service, liv
     OutcomeLabel.model_validate(client.get(url, headers=h).json())
     assert len(OutcomeHistory.model_validate(client.get(f"{url}history/", headers=h).json())
                .root) == 1
-    page = client.get("/api/v1/datasets/lab/k/sequence-outcomes/?cursor=after.seq_0",
+    page = client.get("/api/v1/datasets/tester/k/sequence-outcomes/?cursor=after.seq_0",
                       headers=h).json()
     assert [x.sequence_uid for x in OutcomeLabelPage.model_validate(page).results] == [uid]
 
 
 def test_creating_an_existing_dataset_is_a_409(client, live_key):
-    doc = {"owner": "lab", "slug": "twice"}
+    doc = {"owner": "tester", "slug": "twice"}  # in the key's namespace: its name
     assert client.post("/api/v1/datasets/", json=doc, headers=bearer(live_key)).status_code \
         == 201
     r = client.post("/api/v1/datasets/", json=doc, headers=bearer(live_key))
-    assert (r.status_code, r.json()["detail"]) == (409, "dataset lab/twice: already exists")
+    assert (r.status_code, r.json()["detail"]) == (409, "dataset tester/twice: already exists")
 
 
 def test_a_labeled_at_its_offset_moves_out_of_range_is_a_422_not_a_500(client, live_key):

@@ -38,7 +38,7 @@ def avala(key: str) -> dict[str, str]:
 
 
 def data(target, value, limit, counts, crossed_at):
-    return {"dataset": "lab/alerts", "campaign": "campaign.yaml", "target": target,
+    return {"dataset": "tester-test/alerts", "campaign": "campaign.yaml", "target": target,
             "metric": target.split("_", 1)[1], "value": value, "limit": limit, "checked": 4,
             "counts": counts, "crossed_at": crossed_at}
 
@@ -59,57 +59,58 @@ def test_a_crossing_is_one_signed_event_and_recovery_rearms_it(
         assert client.post("/api/v1/webhook-endpoints/", headers=avala(other), json={
             "url": rx_other.url, "events": [EVENT]}).status_code == 201
         assert client.post("/api/v1/datasets/", headers=avala(test_key), json={
-            "owner": "lab", "slug": "alerts"}).status_code == 201
+            "owner": "tester-test", "slug": "alerts"}).status_code == 201
         store = OutcomeStore(service.modes["test"].engine)
         for b in four:  # (datasets add would refuse the truncated MCAPs)
             manifest = json.loads((b / "manifest.json").read_text())
-            store.add_sequence("lab/alerts", manifest["bundle_hash"], str(b))
+            store.add_sequence("tester-test/alerts", manifest["bundle_hash"], str(b))
         campaign = tmp_path / "campaign.yaml"
         campaign.write_text("targets: {min_acceptance_rate: 0.8, max_reject_rate: 0.6, "
                             "max_issue_rate: 0.3}\n")
         capsys.readouterr()
         with caplog.at_level(logging.WARNING, logger="rcjudge.outcomes"):
-            assert main(["acceptance", "check", "lab/alerts", "--campaign", str(campaign),
+            assert main(["acceptance", "check", "tester-test/alerts", "--campaign", str(campaign),
                          "--db", db]) == 0
         assert capsys.readouterr().out.splitlines()[-2:] == [
             "ALERT max_issue_rate: 0.5 (limit 0.3)", "ALERT min_acceptance_rate: 0.5 (limit 0.8)"]
         assert [r.getMessage() for r in caplog.records] == [
-            "quality target crossed: lab/alerts max_issue_rate: issue_rate = 0.5000 (limit 0.3)",
-            "quality target crossed: lab/alerts min_acceptance_rate: acceptance_rate = 0.5000 "
-            "(limit 0.8)"]
+            "quality target crossed: tester-test/alerts max_issue_rate: issue_rate = 0.5000 "
+            "(limit 0.3)",
+            "quality target crossed: tester-test/alerts min_acceptance_rate: acceptance_rate = "
+            "0.5000 (limit 0.8)"]
         first = list(rx.got)
         assert len(first) == 2  # the CLI waited for the deliveries
 
         # the same state again: nothing sent, the report still lists both
-        assert main(["acceptance", "report", "lab/alerts", "--db", db, "--json"]) == 0
+        assert main(["acceptance", "report", "tester-test/alerts", "--db", db, "--json"]) == 0
         out = json.loads(capsys.readouterr().out)
         assert (out["new_alerts"], [a["target"] for a in out["alerts"]]) == (
             [], ["max_issue_rate", "min_acceptance_rate"])
         assert len(rx.got) == 2
 
         # both rejects reviewed to accept: acceptance recovers (issues are the machine's)
-        rejected = sorted(u for u, r in all_results(store, "lab/alerts").items()
+        rejected = sorted(u for u, r in all_results(store, "tester-test/alerts").items()
                           if r["machine_verdict"] == "reject")
         assert len(rejected) == 2
         for u in rejected:
-            review(store, "lab/alerts", u, "accept", "rev-ana", "re-exported")
-        assert main(["acceptance", "report", "lab/alerts", "--db", db, "--json"]) == 0
+            review(store, "tester-test/alerts", u, "accept", "rev-ana", "re-exported")
+        assert main(["acceptance", "report", "tester-test/alerts", "--db", db, "--json"]) == 0
         out = json.loads(capsys.readouterr().out)
         assert (out["acceptance_rate"], out["new_alerts"], len(rx.got)) == (1.0, [], 2)
         # one back to reject: crossed again -> alerted again, with the new value
-        review(store, "lab/alerts", rejected[0], "reject", "rev-ana", "still broken")
-        assert main(["acceptance", "report", "lab/alerts", "--db", db]) == 0
+        review(store, "tester-test/alerts", rejected[0], "reject", "rev-ana", "still broken")
+        assert main(["acceptance", "report", "tester-test/alerts", "--db", db]) == 0
         assert capsys.readouterr().out.splitlines() == [
-            "lab/alerts: 4 checked, acceptance 0.75, reject 0.25, issues 0.5",
+            "tester-test/alerts: 4 checked, acceptance 0.75, reject 0.25, issues 0.5",
             "ALERT max_issue_rate: 0.5 (limit 0.3)",
             "ALERT min_acceptance_rate: 0.75 (limit 0.8)"]
-        assert main(["acceptance", "report", "lab/alerts", "--db", db]) == 0
+        assert main(["acceptance", "report", "tester-test/alerts", "--db", db]) == 0
         deliveries = client.get(f"/api/v1/webhook-endpoints/{ep['endpoint_id']}/deliveries/",
                                 headers=avala(test_key))
     finally:
         rx.close()
         rx_other.close()
-    assert len(rx.got) == 3 and rx_other.got == []  # the stranger may not read lab/alerts
+    assert len(rx.got) == 3 and rx_other.got == []  # the stranger may not read tester-test/alerts
     events = []
     for headers, body in rx.got:
         assert verify(ep["secret"], headers, body)

@@ -7,6 +7,7 @@ models that disagree, the queue of :func:`judge.learn.select.next_runs`.
 from __future__ import annotations
 
 import pytest
+import sqlalchemy as sa
 from fastapi.testclient import TestClient
 
 from judge.api.auth import RIGHTS
@@ -95,6 +96,11 @@ def desk(tmp_path, judged_db):
     service.close()
 
 
+def mine(service, key: str):
+    """The key's own ledger (its runs, their labels): what its page reads and writes."""
+    return service.modes["live"].ledger_of(service.authenticate(f"Bearer {key}"))
+
+
 def _next(client, key, exclude=()):
     return client.post("/review/api/next", headers=bearer(key), json={
         "judge_version": VERSION, "strategy": "committee", "exclude": list(exclude)})
@@ -107,7 +113,7 @@ def _label(card, **answers):
 
 def test_the_next_card_is_the_queues_first_pick_with_its_evidence(desk):
     client, service, key, runs = desk
-    picks = next_runs(service.modes["live"].ledger, VERSION, n=20)
+    picks = next_runs(mine(service, key), VERSION, n=20)
     assert len(picks) == 9 and {p.run_id for p in picks} < set(runs)  # 1 is in the test part
     card = _next(client, key).json()["card"]
     assert card["run_id"] == picks[0].run_id and card["judge_version"] == VERSION
@@ -139,7 +145,7 @@ def test_a_label_is_stored_with_the_keys_name_and_its_review_then_undone(desk):
         "run_id": card["run_id"], "attempt": True, "success": False,
         "failure_class": "grasp.miss", "labeled_by": "ana", "judge_version": VERSION,
         "strategy": "committee", "note": "too fast"}
-    ledger = service.modes["live"].ledger
+    ledger = mine(service, key)
     [stored] = ledger.labels(card["run_id"])
     assert stored.label_id == out["label_id"] and stored.label.labeled_by == "ana"
     review = review_of(out["label_id"], ledger)
@@ -176,7 +182,7 @@ def test_a_refused_label_names_its_field_and_writes_nothing(desk, answers, field
     assert r.status_code == 422
     assert r.headers["content-type"] == "application/problem+json"
     assert r.json()["invalid_params"] == [{"name": field, "reason": reason}]
-    assert service.modes["live"].ledger.labels(card["run_id"]) == []
+    assert mine(service, key).labels(card["run_id"]) == []
 
 
 def test_a_key_without_labels_write_gets_403_on_every_call(desk):
@@ -194,7 +200,7 @@ def test_a_key_without_labels_write_gets_403_on_every_call(desk):
         assert r.status_code == 403
         assert "lacks the right 'labels:write'" in r.json()["detail"]
     assert client.get("/review/api/session", headers=bearer("rck_live_nope")).status_code == 401
-    assert len(service.modes["live"].ledger.labels(card["run_id"])) == 1
+    assert len(mine(service, key).labels(card["run_id"])) == 1
 
 
 def test_a_key_labels_only_its_own_runs_and_undoes_only_its_own_labels(desk):
@@ -203,7 +209,10 @@ def test_a_key_labels_only_its_own_runs_and_undoes_only_its_own_labels(desk):
     label_id = client.post("/review/api/labels", headers=bearer(key), json=_label(
         card, attempt=True, success=True)).json()["label_id"]
     other = service.create_key("cy", "live", ["labels:write"])[0]
-    assert _next(client, other).json() == {"card": None}  # it judged none of them
+    empty = _next(client, other).json()  # it judged none of them: its queue has no version
+    assert (empty["status"], empty["detail"]) == (422, (
+        f"judge_version {VERSION!r}: no judgment of this version in the ledger (versions "
+        "with judgments: none)"))
     r = client.post("/review/api/labels", headers=bearer(other), json=_label(
         card, attempt=True, success=True))
     assert r.status_code == 404
@@ -246,6 +255,12 @@ def local_client(tmp_path, judged_db, monkeypatch):
     from rcjudge.cli import build_parser
 
     shutil.copy(judged_db[0], tmp_path / "review.db")
+    # the operator's own runs (judged through the API for the fixture, as rcjudge batch
+    # would judge them): the local page reads the local owner's runs only
+    engine = sa.create_engine(f"sqlite:///{tmp_path / 'review.db'}")
+    with engine.begin() as conn:
+        conn.execute(sa.text("UPDATE runs SET owner = 'local'"))
+    engine.dispose()
     version = tmp_path / "fake-review.yaml"
     version.write_text(yaml.safe_dump(review_version().model_dump(mode="json")))
     monkeypatch.setenv("RCJUDGE_LABELLER", "dora")
@@ -324,14 +339,14 @@ def test_label_and_undo_connected_as_the_api_role_on_postgresql(pg_db, review_bu
             assert client.post("/v1/judgments", json=tier_b,
                                headers=bearer(key)).status_code == 200
             runs = judge_runs(client, key, review_bundles[1:4])
-            picks = next_runs(service.modes["live"].ledger, VERSION, n=20)
+            picks = next_runs(mine(service, key), VERSION, n=20)
             assert {p.run_id for p in picks} <= set(runs)  # no tier-B run
             card = _next(client, key).json()["card"]
             assert card["run_id"] == picks[0].run_id
             r = client.post("/review/api/labels", headers=bearer(key), json=_label(
                 card, attempt=True, success=False, failure_class="grasp.slip"))
             assert r.status_code == 201, r.text
-            ledger = service.modes["live"].ledger
+            ledger = mine(service, key)
             assert review_of(r.json()["label_id"], ledger).strategy == "committee"
             gone = client.delete(f"/review/api/labels/{r.json()['label_id']}",
                                  headers=bearer(key))

@@ -34,15 +34,17 @@ def service(request, tmp_path):
 def world(client, service):
     """``rw`` owns acme/kitchen (3 sequences) and b/z; ``other`` owns acme/lab (public) and
     acme/secret (private); ``stranger`` reads only what is public."""
-    rw = service.create_key("editor", "live", ["datasets:read", "datasets:write"])[0]
-    other = service.create_key("other", "live", ["datasets:read", "datasets:write"])[0]
+    # two keys of the owner acme (a key creates datasets in its name's namespace, issue 36)
+    rw = service.create_key("acme", "live", ["datasets:read", "datasets:write"])[0]
+    other = service.create_key("acme", "live", ["datasets:read", "datasets:write"])[0]
     stranger = service.create_key("stranger", "live", ["datasets:read"])[0]
     for key, owner, slug, public in ((rw, "acme", "kitchen", False), (other, "acme", "lab", True),
-                                     (other, "acme", "secret", False), (rw, "b", "z", False)):
+                                     (other, "acme", "secret", False)):
         r = client.post("/api/v1/datasets/", json={"owner": owner, "slug": slug,
                                                     "public": public}, headers=bearer(key))
         assert r.status_code == 201, r.text
     store = OutcomeStore(service.modes["live"].engine)
+    store.create_dataset("b/z", key_id=service.authenticate(f"Bearer {rw}").key_id)
     for i, h in enumerate(H):
         store.add_sequence("acme/kitchen", h, f"/b/{i}", length_s=[30.0, None, 12.5][i])
     return rw, other, stranger

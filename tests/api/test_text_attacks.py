@@ -24,7 +24,7 @@ SUR = "\ud800"
 
 @pytest.fixture
 def lab(client, service):
-    key = service.create_key("editor", "live", ["datasets:read", "datasets:write"])[0]
+    key = service.create_key("lab", "live", ["datasets:read", "datasets:write"])[0]
     r = client.post("/api/v1/datasets/", json={"owner": "lab", "slug": "kitchen"},
                     headers=bearer(key))
     assert r.status_code == 201, r.text

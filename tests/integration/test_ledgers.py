@@ -126,7 +126,7 @@ def label(run_id: str, attempt: bool, success: bool, failure_class: str | None,
 def test_migrations_create_exactly_the_schema_and_both_views(ledger: Ledger):
     with ledger.engine.connect() as conn:
         assert compare_metadata(MigrationContext.configure(conn), metadata) == []
-        assert MigrationContext.configure(conn).get_current_revision() == "0009"
+        assert MigrationContext.configure(conn).get_current_revision() == "0010"
         for view in ("current_operator_labels", "calibration_set"):
             assert conn.execute(sa.text(f"SELECT count(*) FROM {view}")).scalar_one() == 0
 
@@ -136,8 +136,8 @@ def test_open_migrates_step_by_step_and_is_a_noop_at_head(db: DB):
     try:
         assert upgrade(engine, "0001") == "0001"
         assert set(sa.inspect(engine).get_view_names()) == set()
-        assert upgrade(engine) == "0009"
-        assert upgrade(engine) == "0009"
+        assert upgrade(engine) == "0010"
+        assert upgrade(engine) == "0010"
         assert set(sa.inspect(engine).get_view_names()) == {"current_operator_labels",
                                                              "calibration_set"}
     finally:
@@ -161,7 +161,7 @@ def test_0004_moves_dof_and_mount_height_into_columns_and_keeps_every_row(db: DB
             conn.execute(sa.text("INSERT INTO operator_labels (run_id, attempt, success, "
                                  "labeled_by, labeled_at) VALUES ('r1', :t, :f, 'op', :at)"),
                          {"t": True, "f": False, "at": T0})
-        assert upgrade(engine) == "0009"
+        assert upgrade(engine) == "0010"
         with engine.connect() as conn:
             row = conn.execute(sa.text("SELECT body_dof, body_mount_h_mm, attribution_extra "
                                        "FROM runs")).one()
@@ -175,6 +175,102 @@ def test_0004_moves_dof_and_mount_height_into_columns_and_keeps_every_row(db: DB
         engine.dispose()
 
 
+def test_0010_gives_each_run_to_the_key_that_judged_it_first(db: DB):
+    """Runs every judgment of which the API wrote (``api_owned``) become the first key's;
+    a run the CLI judged, even if a key was linked to it later, stays local."""
+    engine = make_engine(db.url, schema=db.schema)
+    try:
+        assert upgrade(engine, "0009") == "0009"
+        cols = ("run_id, bundle_uri, bundle_hash, policy_vendor, policy_name, policy_version, "
+                "policy_checkpoint, body_arm, body_hand, body_calibrated_at, task_id, task_tier, "
+                "duration_s, cycle_sec, recorded_at")
+        jcols = ("run_id, judge_version, attempt, success, counts_against_policy, "
+                 "attempt_confidence, success_confidence, answers, timings, cost_usd, gpu_s, "
+                 "cpu_s, frames, judged_at")
+        with engine.begin() as conn:
+            conn.execute(sa.text("CREATE TABLE api_owned (key_id TEXT, judgment_id INTEGER, "
+                                 "first_at TIMESTAMP)"))
+            for i, run in enumerate(("api-shared", "api-one", "cli", "never-judged")):
+                conn.execute(sa.text(f"INSERT INTO runs ({cols}) VALUES (:r, '/b', :h, 'v', "
+                                     "'p', '1', 'c', 'arm', 'hand', '2026-01-01', 't', 'A', "
+                                     "6.0, 5.0, :at)"), {"r": run, "h": f"{i}" * 64, "at": T0})
+            for run, version in (("api-shared", "v1"), ("api-shared", "v2"), ("api-one", "v1"),
+                                 ("cli", "v1"), ("cli", "v2")):
+                conn.execute(sa.text(f"INSERT INTO judgments ({jcols}) VALUES (:r, :v, :t, :t, "
+                                     ":t, 0.9, 0.9, '[]', '{}', 0.1, 1.0, 1.0, 8, :at)"),
+                             {"r": run, "v": version, "t": True, "at": T0})
+            jid = dict(((r, v), j) for j, r, v in conn.execute(sa.text(
+                "SELECT judgment_id, run_id, judge_version FROM judgments")))
+            # api-shared: key_b linked to key_a's run later (the defect); cli: only its v2
+            # was also returned to a key
+            for key, judgment, minute in (("key_a", ("api-shared", "v1"), 1),
+                                          ("key_b", ("api-shared", "v1"), 5),
+                                          ("key_b", ("api-shared", "v2"), 6),
+                                          ("key_c", ("api-one", "v1"), 2),
+                                          ("key_c", ("cli", "v2"), 3)):
+                conn.execute(sa.text("INSERT INTO api_owned VALUES (:k, :j, :at)"),
+                             {"k": key, "j": jid[judgment], "at": T0.replace(minute=minute)})
+        assert upgrade(engine) == "0010"
+        with engine.connect() as conn:
+            owners = dict(conn.execute(sa.text("SELECT run_id, owner FROM runs")).all())
+        assert owners == {"api-shared": "key_a", "api-one": "key_c", "cli": "local",
+                          "never-judged": "local"}
+    finally:
+        engine.dispose()
+
+
+def test_two_owners_of_one_bundle_have_two_runs_and_see_only_their_own(ledger: Ledger):
+    """Issue 36: a run is its owner's; the bundle hash is no access right."""
+    key = ledger.owned_by("key_Lab9")
+    run = make_run("run-001")
+    assert ledger.record(run, make_judgment(run)) == Written(True, True, "run-001")
+    # the same bytes, same folder, same facts, from another owner: its own run and judgment
+    assert key.record(run, make_judgment(run)) == Written(True, True, "run-001~key_Lab9")
+    # other facts from that owner: refused, its own run named; the local run untouched
+    moved = run.model_copy(update={"cycle_sec": 13.0})
+    with pytest.raises(LedgerError, match=r"^run 'run-001~key_Lab9' .* other facts: cycle_sec "
+                                          r"\(12.5 recorded, 13.0 given\)$"):
+        key.record(moved, make_judgment(run, judge_version="rc-judge-v2"))
+    # a folder name the owner has taken, other bytes: the hash goes before the owner
+    other = run.model_copy(update={"bundle_hash": "f" * 64})
+    assert key.record(other, make_judgment(other)).run_id == "run-001-ffffffff~key_Lab9"
+    key.add_labels([label("run-001~key_Lab9", True, True, None, 1, by="op-lab")])
+    ledger.add_labels([label("run-001", True, False, "grasp.slip", 2)])
+    assert (ledger.counts(), key.counts()) == (
+        {"runs": 1, "judgments": 1, "operator_labels": 1},
+        {"runs": 2, "judgments": 2, "operator_labels": 1})
+    assert ledger.get_run("run-001~key_Lab9") is None and key.get_run("run-001") is None
+    assert key.get_judgment("run-001", "rc-judge-v1") is None
+    assert key.judged_run_ids("rc-judge-v1") == {"run-001~key_Lab9", "run-001-ffffffff~key_Lab9"}
+    assert ledger.judged_bundle_hashes("rc-judge-v1") == {run.bundle_hash}
+    assert key.labels("run-001") == [] and ledger.labels("run-001~key_Lab9") == []
+    assert set(key.current_labels()) == {"run-001~key_Lab9"}
+    assert [r.run_id for r in key.calibration_set()] == ["run-001~key_Lab9"]
+    assert ledger.calibration_set() == []  # the local label agrees with the local judgment
+    # nothing can be written on another owner's run
+    with pytest.raises(LedgerError, match=r"^label of run 'run-001': run not recorded$"):
+        key.add_labels([label("run-001", True, True, None, 3, by="intruder")])
+    with pytest.raises(LedgerError, match=r"^judgment of run 'run-001~key_Lab9' by "
+                                          r"'rc-judge-v2': run not recorded"):
+        ledger.record_judgment(make_judgment(run, judge_version="rc-judge-v2").model_copy(
+            update={"run_id": "run-001~key_Lab9"}))
+    assert ledger.labels("run-001")[0].label.labeled_by == "op-kim"
+
+
+def test_a_blind_ledger_names_the_fields_that_differ_never_a_value(ledger: Ledger):
+    blind = Ledger(ledger.engine, blind=True, owner="key_Lab9")
+    run = make_run("run-001")
+    blind.record(run, make_judgment(run))
+    moved = run.model_copy(update={"cycle_sec": 13.0, "attribution": attribution(
+        version="9.9.9")})
+    with pytest.raises(LedgerError) as err:
+        blind.record(moved, make_judgment(run, judge_version="rc-judge-v2"))
+    assert str(err.value) == (
+        f"run 'run-001~key_Lab9' (bundle {run.bundle_hash}) is already recorded with other "
+        "facts: policy.version, cycle_sec; send the facts it was recorded with, or judge it "
+        "as another bundle")
+
+
 def test_workers_opening_a_fresh_ledger_at_once_migrate_it_once(db: DB, tmp_path: Path):
     code = ("import sys; from judge.ledgers import Ledger; "
             "Ledger.open(sys.argv[1], schema=sys.argv[2] or None).close()")
@@ -184,7 +280,7 @@ def test_workers_opening_a_fresh_ledger_at_once_migrate_it_once(db: DB, tmp_path
     assert [p.returncode for p in procs] == [0, 0, 0], errors
     with Ledger.open(db.url, schema=db.schema) as led, led.engine.connect() as conn:
         assert conn.execute(sa.text("SELECT version_num FROM alembic_version")).all() == [
-            ("0009",)]
+            ("0010",)]
 
 
 def test_bad_urls_and_unknown_revisions_are_one_line_errors(db: DB, tmp_path: Path):
@@ -325,8 +421,8 @@ def test_a_row_breaking_a_constraint_rolls_back_its_run(ledger: Ledger):
                                                              run_id="run-001")
 
 
-def test_a_label_of_an_unknown_run_breaks_the_foreign_key(ledger: Ledger):
-    with pytest.raises(LedgerError, match=r"^1 operator label\(s\): refused by the database"):
+def test_a_label_of_an_unknown_run_is_refused(ledger: Ledger):
+    with pytest.raises(LedgerError, match=r"^label of run 'ghost': run not recorded$"):
         ledger.add_labels([label("ghost", True, True, None, 1)])
     assert ledger.counts()["operator_labels"] == 0
 

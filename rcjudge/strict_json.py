@@ -11,7 +11,8 @@ rules:
   ``INTEGER``/``BIGINT``: 10**30 would not fit);
 - **no duplicate key** in an object (the last one winning would change what was said);
 - **depth and size limits**: at most :data:`MAX_DEPTH` levels, at most ``max_bytes`` bytes;
-- **storable text** (:func:`judge.outcomes.text.problem`'s rule): no NUL, no lone surrogate.
+- **storable text** (:func:`unstorable`, also the rule of :mod:`judge.outcomes.text`): no NUL,
+  no lone surrogate.
 
 A refusal is one :class:`StrictJsonError` naming the field (``policy.name``, ``files[2].size``)
 where there is one, and never echoing a long value back. ``syntax`` tells a document that is
@@ -145,14 +146,13 @@ def unstorable(text: str) -> str | None:
 
 def _walk(doc: Any, max_depth: int) -> None:
     """Raise for the first bad value, repeated key, deep nesting or unstorable text."""
-    problem = unstorable
     stack: list[tuple[Any, str, int]] = [(doc, "", 1)]
     while stack:
         node, where, depth = stack.pop()
         if isinstance(node, _Bad):
             raise StrictJsonError(node.reason, where or None, node.syntax)
         if isinstance(node, str):
-            if why := problem(node):
+            if why := unstorable(node):
                 raise StrictJsonError(why, where or None, syntax=False)
         elif isinstance(node, dict | list):
             if depth > max_depth:
@@ -166,7 +166,7 @@ def _walk(doc: Any, max_depth: int) -> None:
                 continue
             items = []
             for key, value in node.items():
-                if why := problem(key):
+                if why := unstorable(key):
                     raise StrictJsonError(f"key {why}", _join(where, _name(key)),
                                           syntax=False)
                 items.append((value, _join(where, _name(key)), depth + 1))

@@ -15,7 +15,7 @@ from typing import Any
 
 from judge.errors import JudgeError
 from judge.ledgers.cli import DB_HELP
-from rcjudge.errors import RcjudgeError
+from rcjudge.errors import RcjudgeError, one_line
 
 #: ``models.tiny.PROFILES``' names, spelt out so parsing the arguments imports no model code
 #: (numpy); ``tests/unit/test_imports.py`` holds them equal.
@@ -111,7 +111,8 @@ def _cmd_import_lerobot(args: argparse.Namespace) -> int:
     imported = import_lerobot(args.dataset, args.out, args.mapping, args.episodes,
                               args.pad_cameras, encode, progress=True)
     for f in imported.failed:  # one line each: episode, file, cause
-        print(f"rcjudge: error: episode {f.episode_index}: {f.message}", file=sys.stderr)
+        print(f"rcjudge: error: episode {f.episode_index}: {one_line(f.message)}",
+              file=sys.stderr)
     if imported.bundles or args.json:
         _emit(imported.bundles, args.json, lambda rs: "\n".join(
             f"episode {r['episode_index']}: {r['bundle']} ({r['task_id']})" for r in rs))
@@ -164,7 +165,8 @@ def _bundle_error(uri: str, exc: Exception, progress: bool) -> None:
     """One stderr line ``rcjudge: error: BUNDLE: MESSAGE`` (BUNDLE not repeated)."""
     msg = str(exc)
     line = msg if msg.startswith(f"{uri}:") else f"{uri}: {msg}"
-    print(("\r\x1b[K" if progress else "") + f"rcjudge: error: {line}", file=sys.stderr)
+    print(("\r\x1b[K" if progress else "") + f"rcjudge: error: {one_line(line)}",
+          file=sys.stderr)
 
 
 def _cmd_judge(args: argparse.Namespace) -> int:
@@ -346,7 +348,7 @@ def format_summary(s: dict) -> str:
         lines.append(f"bags: {b['bags']} ({b['imported']} imported now, {b['cached']} from the "
                      f"cache, {b['failed']} failed) into {b['bundles']} bundle(s) in "
                      f"{b['bundles_dir']}")
-    lines += [f"  failed {f['uri']}: {f['error']}: {f['message'].splitlines()[0]}"
+    lines += [one_line(f"  failed {f['uri']}: {f['error']}: {f['message']}")
               for f in s["failures"]]
     return "\n".join(lines)
 

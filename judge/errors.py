@@ -30,6 +30,11 @@ class NotABundleError(ManifestError):
     """The path is not a bundle folder: a file, or a folder without ``manifest.json``."""
 
 
+class BundleFileError(BundleError):
+    """A path a bundle names is no regular file inside the bundle's folder (a FIFO, a device,
+    a symlink out of the folder): refused before it is opened."""
+
+
 class HashMismatchError(BundleError):
     """A file's or the bundle's sha256 differs from the manifest."""
 

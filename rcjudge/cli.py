@@ -15,7 +15,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-from rcjudge.errors import InputError, RcjudgeError
+from rcjudge.errors import InputError, RcjudgeError, one_line
 
 EXIT_CODES = """exit codes (judge, batch, rejudge, import, bundle create):
   0    every input was judged (or written)
@@ -59,7 +59,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except RcjudgeError as exc:
         if args.debug:
             raise
-        print(f"rcjudge: error: {exc}", file=sys.stderr)
+        first, *rest = exc.lines()
+        print("\n".join([f"rcjudge: error: {one_line(first)}", *map(one_line, rest)]),
+              file=sys.stderr)
         return getattr(args, "input_exit", 2) if isinstance(exc, InputError) else 2
     except KeyboardInterrupt:
         print("rcjudge: interrupted", file=sys.stderr)

@@ -7,9 +7,16 @@ Every message names the file/field, the bad value and what was expected.
 
 from __future__ import annotations
 
+import unicodedata
+
 
 class RcjudgeError(Exception):
     """Root of every error rcjudge raises on purpose."""
+
+    def lines(self) -> list[str]:
+        """What the CLI prints, a line each (each escaped by :func:`one_line`): the message,
+        or, for an error that lists several problems, its header and one line a problem."""
+        return [str(self)]
 
 
 class InputError(RcjudgeError):
@@ -29,8 +36,36 @@ def describe_validation(exc) -> str:
     for e in exc.errors():
         where = ".".join(str(p) for p in e["loc"]) or "<root>"
         got = e.get("input")
-        shown = repr(got) if len(repr(got)) <= 60 else repr(got)[:57] + "..."
         named = (e["type"] != "missing" and isinstance(got, str | int | float | bool)
                  and repr(got) not in e["msg"])
-        parts.append(f"{where}: {e['msg']}" + (f" (got {shown})" if named else ""))
+        parts.append(f"{where}: {e['msg']}" + (f" (got {shown(got)})" if named else ""))
     return "; ".join(parts)
+
+
+def shown(value: object, limit: int = 60) -> str:
+    """``repr(value)`` for a message, cut to ``limit`` characters (a refusal of a 1 MB value
+    never echoes the 1 MB back)."""
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+_ESCAPED_CATEGORIES = ("Cc", "Cs", "Zl", "Zp")  # controls, surrogates, line/para separators
+
+
+def one_line(text: str) -> str:
+    """``text`` as one printable line: control characters, lone surrogates and line/paragraph
+    separators escaped (``\\n``, ``\\x1b``, ``\\ud800``, ``\\u2028``), everything else
+    kept (Korean stays Korean).
+
+    How every error is printed (``rcjudge: error: …``) and every problem ``detail`` is
+    written, so a folder name holding a newline cannot split or forge a line.
+    """
+    if text.isprintable():
+        return text
+    out = []
+    for ch in text:
+        if ch.isprintable() or unicodedata.category(ch) not in _ESCAPED_CATEGORIES:
+            out.append(ch)
+        else:
+            out.append(ch.encode("unicode_escape").decode("ascii"))
+    return "".join(out)

@@ -17,6 +17,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from rcjudge import strict_json
+
 DEFAULT_GRADE = "bench-out/verdict-grade.json"
 
 
@@ -104,8 +106,8 @@ def _read_cards(path: str | None) -> list[dict[str, Any]] | None:
     if path is None:
         return None
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
+        data = strict_json.load_file(path)
+    except (OSError, strict_json.StrictJsonError) as exc:
         raise VerdictInputError(f"cards file {path}: {exc}") from exc
     if not isinstance(data, list) or not all(isinstance(c, dict) for c in data):
         raise VerdictInputError(f"cards file {path}: expected a JSON array of card objects")

@@ -14,6 +14,7 @@ from typing import Any
 
 from judge.api.errors import ApiError
 from judge.errors import JudgeError
+from rcjudge import strict_json
 
 
 class ApiCliError(JudgeError, ValueError):
@@ -134,9 +135,9 @@ def read_attestations(path: str) -> list[dict[str, Any]]:
         if not line.strip():
             continue
         try:
-            doc = json.loads(line)
-        except json.JSONDecodeError as exc:
-            errors.append(f"line {i}: not JSON ({exc.msg})")
+            doc = strict_json.loads(line)
+        except strict_json.StrictJsonError as exc:
+            errors.append(f"line {i}: {exc.described()}")
             continue
         if not isinstance(doc, dict):
             errors.append(f"line {i}: expected a JSON object")

@@ -11,6 +11,11 @@ from http import HTTPStatus
 from typing import Any
 
 from judge.errors import JudgeError
+from rcjudge.errors import one_line
+
+#: Characters of a ``detail`` at most: the messages name the field and cut the values they
+#: quote (:func:`rcjudge.errors.shown`); this is the net under them.
+MAX_DETAIL = 2000
 
 
 class ApiError(JudgeError):
@@ -34,17 +39,22 @@ def problem(status: int, detail: str, instance: str | None = None,
     """An RFC 9457 document: ``type``, ``title`` (the status phrase), ``status``, ``detail``.
 
     A 422 always carries ``invalid_params`` (``ValidationProblem``): the ``[{"name",
-    "reason"}]`` given, else the one ``param`` named, else an empty list.
+    "reason"}]`` given, else the one ``param`` named, else an empty list. The detail is one
+    line (control characters escaped: :func:`rcjudge.errors.one_line`) of at most
+    :data:`MAX_DETAIL` characters.
     """
+    detail = one_line(str(detail))
+    if len(detail) > MAX_DETAIL:
+        detail = f"{detail[:MAX_DETAIL]}… (cut: {len(detail)} characters)"
     param = extra.pop("param", None)
     if status == 422 and extra.get("invalid_params") is None:
-        extra["invalid_params"] = [{"name": param, "reason": str(detail)}] if param else []
+        extra["invalid_params"] = [{"name": param, "reason": detail}] if param else []
     try:
         title = HTTPStatus(status).phrase
     except ValueError:
         title = "Error"
     doc: dict[str, Any] = {"type": "about:blank", "title": title, "status": status,
-                           "detail": str(detail)}
+                           "detail": detail}
     if instance:
         doc["instance"] = instance
     doc.update({k: v for k, v in extra.items() if v is not None})

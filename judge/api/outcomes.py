@@ -62,6 +62,10 @@ _R = {status: {"model": ValidationProblem if status == 422 else Problem, "descri
     (413, "Body over the size limit"), (415, "Not application/json"),
     (422, "A query parameter out of range or unknown; a string that may not be stored"))}
 Filter = Annotated[str | None, Query(max_length=2000)]
+#: ``datasets.list``'s filters as the public Avala SDK sends them (issue 36 item 11).
+NameF = Annotated[str | None, Query(max_length=100)]
+VisibilityF = Annotated[str | None, Query(pattern="^(private|unlisted|public)$")]
+DATA_TYPE, STATUS = "mcap", "created"  # what every dataset here is (DatasetOut says so)
 
 
 def _enum_filter(name: str) -> Any:
@@ -141,7 +145,8 @@ def _dataset(row: dict[str, Any]) -> DatasetOut:
     owner, _, slug = row["dataset"].partition("/")
     return DatasetOut(uid=row["dataset"], name=slug, slug=slug, owner_name=owner,
                       public=row["public"], access=row["access"], item_count=row["sequences"],
-                      is_sequence=True, created_at=row["created_at"])
+                      is_sequence=True, data_type=DATA_TYPE, status=STATUS,
+                      created_at=row["created_at"])
 
 
 def _sequence(dataset: str) -> Any:
@@ -191,9 +196,18 @@ def register(app: FastAPI) -> None:
 
     @app.get(f"{PREFIX}/datasets/", tags=tags, responses=_R, response_model=DatasetPage)
     def list_datasets(request: Request, who: Reader, cursor: Cursor = None,
-                      limit: Annotated[int, Query(ge=1, le=100)] = 100) -> dict[str, Any]:
-        """The datasets the key may read, by uid (owner/slug), at most 100 a page."""
-        page = _call(_store(request, who).dataset_page, who.key_id, limit=limit, cursor=cursor)
+                      limit: Annotated[int, Query(ge=1, le=100)] = 100,
+                      name: NameF = None, visibility: VisibilityF = None,
+                      data_type: Filter = None, status: Filter = None) -> dict[str, Any]:
+        """The datasets the key may read, by uid (owner/slug), at most 100 a page; the public
+        SDK's filters: ``name`` (a case-insensitive part of the name), ``visibility``,
+        ``data_type`` and ``status`` (every dataset here is ``mcap`` and ``created``)."""
+        if data_type not in (None, DATA_TYPE) or status not in (None, STATUS) \
+                or visibility == "unlisted":  # nothing here is of that kind: an empty page
+            return {"results": [], "next": None, "previous": None}
+        page = _call(_store(request, who).dataset_page, who.key_id, limit=limit, cursor=cursor,
+                     slug_contains=name,
+                     public=None if visibility is None else visibility == "public")
         return _page(request, page, _dataset)
 
     @app.post(f"{PREFIX}/datasets/", tags=tags, status_code=201, responses={

@@ -624,6 +624,10 @@ class DatasetOut(_Out):
     access: Literal["read", "edit"] = Field(description="What the calling key may do.")
     item_count: int = Field(ge=0, description="Its sequences (one item per sequence: a run).")
     is_sequence: Literal[True] = Field(description="Always true: every item is a sequence.")
+    data_type: Literal["mcap"] = Field(description="Always mcap: every sequence is a bundle "
+                                       "of one MCAP (``datasets.list(data_type=…)``).")
+    status: Literal["created"] = Field(description="Always created: a dataset is ready when "
+                                       "made (``datasets.list(status=…)``).")
     created_at: str = Field(description="ISO 8601, UTC.")
 
 

@@ -1,18 +1,20 @@
 """HTTP over :class:`judge.api.service.JudgeService`: FastAPI routes, thin.
 
 Every error is RFC 9457 ``application/problem+json`` with ``status`` equal to the HTTP
-status. :class:`BodyGuard` (pure ASGI, before any route) caps request bodies
-(413), requires a JSON content type on bodies (415) and parses them strictly: invalid
-UTF-8, NaN/Infinity, numbers past 100 digits or out of float range, and nesting deeper
-than 32 are a 400, never a 5xx. The parsed document is handed on in
+status. :class:`BodyGuard` (pure ASGI, before any route) checks the key of a request with a
+body before reading it (401), caps the body (413), requires a JSON content type (415) and
+parses it with the strict reader (:mod:`rcjudge.strict_json`) in a worker thread: invalid
+UTF-8, a byte-order mark, NaN/Infinity, duplicate keys, numbers past 100 characters or out of
+float range and nesting deeper than 32 are a 400; an integer past 64 bits or text that may
+not be stored a 422 naming the field; never a 5xx. The parsed document is handed on in
 ``scope["state"]["json"]``.
 """
 
 from __future__ import annotations
 
 import json
-import math
 import re
+from functools import partial
 from typing import Annotated, Any
 
 from fastapi import Depends, FastAPI, Header, Path, Query, Request
@@ -61,13 +63,15 @@ from judge.api.service import JudgeService, validate_request
 from judge.api.wire import (
     PREFIX,
     PROBLEM,
+    authenticate_headers,
     build_openapi,
     declare_storable_text,
+    key_caller,
     problem_response,
     refuse_unknown_query,
 )
 from judge.ensemble.taxonomy import load_taxonomy
-from judge.outcomes.text import first_bad
+from rcjudge import strict_json
 
 MAX_BODY = 64 * 1024  # bytes, every route but the label write
 #: ``PUT …/outcome/``: the contract's largest label (2 x 3,600 hand actions and 256
@@ -79,89 +83,19 @@ _LABEL_WRITE = re.compile(r"^/api/v1/datasets/[^/]+/[^/]+/sequences/[^/]+/outcom
 def body_limit(method: str, path: str) -> int:
     """The byte limit of a request body on this route (issue 29: sized from the contract)."""
     return LABEL_MAX_BODY if method == "PUT" and _LABEL_WRITE.match(path) else MAX_BODY
-MAX_DEPTH = 32
-MAX_DIGITS = 100
-
-
-class BadJson(ValueError):
-    """The body is not acceptable JSON (the reason is the message); answered with 400."""
-
-    status = 400
-
-
-class BadText(BadJson):
-    """A string of the body may not be stored (lone surrogate, NUL): 422 naming the field."""
-
-    status = 422
-
-    def __init__(self, field: str, reason: str) -> None:
-        self.field, self.reason = field, reason
-        super().__init__(f"{field}: {reason}")
-
-
-def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            raise BadJson(f"malformed JSON: duplicate key {key!r}")
-        out[key] = value
-    return out
-
-
-def _int(text: str) -> int:
-    if len(text.lstrip("-")) > MAX_DIGITS:
-        raise BadJson(f"a number has more than {MAX_DIGITS} digits")
-    return int(text)
-
-
-def _float(text: str) -> float:
-    if len(text) > MAX_DIGITS:
-        raise BadJson(f"a number has more than {MAX_DIGITS} characters")
-    value = float(text)
-    if not math.isfinite(value):
-        raise BadJson(f"number {text} is out of range")
-    return value
-
-
-def _constant(name: str) -> Any:
-    raise BadJson(f"{name} is not JSON")
-
-
-def _depth(doc: Any) -> int:
-    deepest, stack = 0, [(doc, 1)]
-    while stack:
-        node, d = stack.pop()
-        if isinstance(node, dict | list):
-            deepest = max(deepest, d)
-            stack.extend((v, d + 1) for v in (node.values() if isinstance(node, dict) else node))
-    return deepest
-
-
-def parse_json(raw: bytes) -> Any:
-    """Strict JSON: UTF-8, no NaN/Infinity, bounded numbers and depth. Raises BadJson."""
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise BadJson(f"body is not valid UTF-8 (byte {exc.start})") from None
-    try:
-        doc = json.loads(text, parse_int=_int, parse_float=_float, parse_constant=_constant,
-                         object_pairs_hook=_pairs)
-    except BadJson:
-        raise
-    except RecursionError:
-        raise BadJson(f"JSON nested deeper than {MAX_DEPTH} levels") from None
-    except ValueError as exc:  # JSONDecodeError, and int() past the digit limit
-        raise BadJson(f"malformed JSON: {exc}") from None
-    if _depth(doc) > MAX_DEPTH:
-        raise BadJson(f"JSON nested deeper than {MAX_DEPTH} levels")
-    bad = first_bad(doc)
-    if bad:
-        raise BadText(*bad)
-    return doc
-
-
 class BodyGuard:
-    """ASGI middleware: size limit, content type and strict JSON for every request body."""
+    """ASGI middleware: every request body is read only from a known key, within its size
+    limit, with a JSON content type, and parsed by the strict reader off the event loop.
+
+    Order (issue 36 item 7): the key is checked first, from the headers alone, before one
+    byte of the body is read (an unknown caller's 15 MB is never read); then the size limit
+    (413), the content type (415), and :func:`rcjudge.strict_json.loads` in a worker thread
+    (the event loop keeps answering other keys while a large body is parsed). A document that
+    is no acceptable JSON is a 400; a well-formed one whose field holds a value no column can
+    take (an integer past 64 bits, a NUL) a 422 naming the field. The checked caller is
+    handed on in ``scope["state"]["caller"]`` (the routes' key dependency uses it), the
+    parsed document in ``scope["state"]["json"]``.
+    """
 
     def __init__(self, app: Any, max_body: int = MAX_BODY) -> None:
         self.app, self.max_body = app, max_body
@@ -169,22 +103,33 @@ class BodyGuard:
     async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
+        from anyio import to_thread
+
         path = scope.get("path", "")
         limit = body_limit(scope.get("method", ""), path) if self.max_body == MAX_BODY \
             else self.max_body
 
-        async def refuse(status: int, detail: str, **extra: Any) -> None:
-            await problem_response(status, detail, path, **extra)(scope, receive, send)
+        async def refuse(status: int, detail: str, headers: dict[str, str] | None = None,
+                         **extra: Any) -> None:
+            await problem_response(status, detail, path, headers, **extra)(scope, receive, send)
 
         headers = {k.decode("latin-1").lower(): v.decode("latin-1")
                    for k, v in scope.get("headers", [])}
         length = headers.get("content-length")
-        if length is not None:
-            if not length.isdigit():
-                return await refuse(400, "Content-Length: not a number")
-            if int(length) > limit:
-                return await refuse(413, f"request body of {length} bytes is over the "
-                                    f"{limit}-byte limit")
+        if length is None and "transfer-encoding" not in headers:
+            return await self.app(scope, receive, send)  # no body: nothing to guard
+        if length is not None and not length.isdigit():
+            return await refuse(400, "Content-Length: not a number")
+        service = getattr(getattr(scope.get("app"), "state", None), "service", None)
+        if service is not None and length != "0":
+            try:
+                who = await to_thread.run_sync(authenticate_headers, service, headers, path)
+            except ApiError as exc:
+                return await refuse(exc.status, exc.detail, exc.headers, **exc.extra)
+            scope.setdefault("state", {})["caller"] = who
+        if length is not None and int(length) > limit:
+            return await refuse(413, f"request body of {length} bytes is over the "
+                                f"{limit}-byte limit")
         chunks, size = [], 0
         while True:
             message = await receive()
@@ -204,12 +149,14 @@ class BodyGuard:
                 return await refuse(415, f"Content-Type {ctype or '(none)'!r}: "
                                     "send application/json")
             try:
-                doc = parse_json(raw)
-            except BadText as exc:
-                return await refuse(422, str(exc), invalid_params=[
-                    {"name": exc.field, "reason": exc.reason}])
-            except BadJson as exc:
-                return await refuse(exc.status, str(exc))
+                doc = await to_thread.run_sync(partial(strict_json.loads, raw,
+                                                       max_bytes=limit))
+            except strict_json.StrictJsonError as exc:
+                detail = str(exc) if exc.field else f"request body: {exc.described()}"
+                if exc.syntax:
+                    return await refuse(400, detail)
+                return await refuse(422, detail, invalid_params=[
+                    {"name": exc.field or "(request body)", "reason": exc.reason}])
             scope.setdefault("state", {})["json"] = doc
         sent = False
 
@@ -238,8 +185,9 @@ _BODY_ERRORS = {400: {"model": Problem, "description": "Malformed JSON"},
 
 def caller(request: Request) -> Caller:
     """The dependency every endpoint takes: the calling key (401 otherwise). The header is
-    read here, not declared as a parameter: the schema's ``securitySchemes`` describe it."""
-    return request.app.state.service.authenticate(request.headers.get("authorization"))
+    read here, not declared as a parameter: the schema's ``securitySchemes`` describe it.
+    A request with a body was authenticated by :class:`BodyGuard` already: that caller."""
+    return key_caller(request)
 
 
 Auth = Annotated[Caller, Depends(caller)]

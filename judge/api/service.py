@@ -366,8 +366,9 @@ class JudgeService(CatalogMixin, WebhookMixin):
             result = self.judge_now(caller, request).model_dump(mode="json")
         except ApiError as exc:
             error, status = exc.problem(), "failed"
-        except Exception as exc:  # the job records it; the server keeps serving
-            error, status = problem(500, f"{type(exc).__name__}: {exc}"), "failed"
+        except Exception as exc:  # the job records it (as a synchronous call would answer
+            # it: the type, never the internal text); the server keeps serving
+            error, status = problem(500, f"internal error ({type(exc).__name__})"), "failed"
         with mode.write() as conn, conn.begin():
             conn.execute(sa.update(j).where(j.c.job_id == job_id).values(
                 status=status, result=result, error=error, finished_at=now_utc()))

@@ -6,8 +6,11 @@ A message is signed as Standard Webhooks says: headers ``webhook-id``,
 A delivery is tried up to :data:`MAX_ATTEMPTS` times with exponential backoff and jitter
 (``base · 2^(attempt-1) · (1 + U[0, 0.5))``); every attempt is recorded; a ``410 Gone``
 disables the endpoint. In live mode a target resolving to a private, loopback,
-link-local (cloud metadata) or otherwise non-public address is refused; in test mode any
-target but loopback is (:func:`target_refusal`), at creation and before each attempt.
+link-local (cloud metadata) or otherwise non-public address is refused, an IPv6 transition
+form deciding by the IPv4 address it carries (:func:`embedded_ipv4`) and deprecated IPv6
+ranges refused outright; in test mode any target but loopback is (:func:`target_refusal`),
+at creation and before each attempt. A failed attempt is recorded as :data:`NO_ANSWER`,
+never in the transport's words.
 """
 
 from __future__ import annotations
@@ -60,6 +63,9 @@ SAMPLES: dict[str, dict[str, Any]] = {
         "label_attempt": True, "label_success": True, "label_failure_class": None,
         "attempt_disagrees": False, "success_disagrees": True, "class_disagrees": False},
 }
+#: A delivery's ``error`` when the target gave no HTTP answer, whatever the transport said
+#: (refused, reset, timed out, not HTTP): one line, so no reader can map ports by it.
+NO_ANSWER = "no HTTP answer from the target (connection failed, timed out or broken)"
 METADATA_HOSTS = {"metadata.google.internal", "metadata", "instance-data",
                   "metadata.azure.internal"}
 
@@ -97,8 +103,50 @@ def refused_target(url: str, resolve: Callable[[str], list[str]] | None = None) 
     if isinstance(ips, str):
         return ips
     for ip in ips:
-        if not ip.is_global or ip.is_multicast:
-            return f"url: host {host!r} resolves to {ip}, a private/loopback/metadata address"
+        if why := _not_public(ip):
+            return f"url: host {host!r} resolves to {ip}{why}"
+    return None
+
+
+#: IPv6 ranges refused whatever Python's ``is_global`` says: deprecated (site-local, the
+#: IPv4-compatible ``::a.b.c.d``, 6bone, ORCHID v1) or local-use NAT64 (RFC 8215), whose
+#: embedded IPv4 sits at a position only its operator knows.
+DEPRECATED_V6 = tuple(ipaddress.IPv6Network(n) for n in (
+    "fec0::/10", "::/96", "3ffe::/16", "2001:10::/28", "64:ff9b:1::/48"))
+_LOW32 = (ipaddress.IPv6Network("::ffff:0:0/96"),  # IPv4-mapped
+          ipaddress.IPv6Network("::ffff:0:0:0/96"),  # IPv4-translated (SIIT)
+          ipaddress.IPv6Network("64:ff9b::/96"),  # NAT64, well-known prefix
+          ipaddress.IPv6Network("::/96"))  # IPv4-compatible (deprecated)
+
+
+def embedded_ipv4(ip: ipaddress.IPv6Address) -> list[ipaddress.IPv4Address]:
+    """Every IPv4 address an IPv6 transition form carries: IPv4-mapped, -translated and
+    -compatible, NAT64 (64:ff9b::/96), 6to4 (2002::/16), Teredo (server and client) and
+    ISATAP (an interface id ``0:5efe`` / ``200:5efe``). A packet to the IPv6 address reaches
+    that IPv4 host, so the target rule decides on it."""
+    out = []
+    if any(ip in net for net in _LOW32) and int(ip) > 1:  # not :: or ::1
+        out.append(ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF))
+    if ip.sixtofour is not None:
+        out.append(ip.sixtofour)
+    if ip.teredo is not None:
+        out.extend(ip.teredo)
+    if (int(ip) >> 32) & 0xFDFFFFFF == 0x5EFE:  # ISATAP: 0000:5efe or 0200:5efe
+        out.append(ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF))
+    return out
+
+
+def _not_public(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> str | None:
+    """Why ``ip`` is no public target (the tail of the refusal), or None."""
+    if not ip.is_global or ip.is_multicast:
+        return ", a private/loopback/metadata address"
+    if ip.version == 6:
+        for v4 in embedded_ipv4(ip):
+            if not v4.is_global or v4.is_multicast:
+                return f", which carries {v4}, a private/loopback/metadata address"
+        for net in DEPRECATED_V6:
+            if ip in net:
+                return f", in the deprecated or local-use range {net}"
     return None
 
 
@@ -312,8 +360,8 @@ class WebhookMixin:
                 try:
                     with httpx.Client(timeout=10, follow_redirects=False) as client:
                         status = client.post(row.url, content=body, headers=headers).status_code
-                except httpx.HTTPError as exc:
-                    error = f"{type(exc).__name__}: {exc}"[:500]
+                except httpx.HTTPError:  # the transport's words stay here: they would map
+                    error = NO_ANSWER  # the server's ports for whoever reads the deliveries
             with mode.write() as conn, conn.begin():
                 conn.execute(sa.insert(d).values(
                     endpoint_id=endpoint_id, message_id=msg_id, event_type=event,

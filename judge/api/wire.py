@@ -9,6 +9,7 @@ their webhook routes, one way.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
 from fastapi import Depends, FastAPI, Request
@@ -33,18 +34,29 @@ def problem_response(status: int, detail: str, instance: str | None = None,
     return Response(body, status_code=status, media_type=PROBLEM, headers=headers)
 
 
-def key_caller(request: Request) -> Caller:
-    """The calling key, sent as ``Authorization: Bearer`` or ``X-Avala-Api-Key`` (401
-    otherwise); the schema's ``securitySchemes`` describe both headers."""
-    authorization = request.headers.get("authorization")
-    x_avala_api_key = request.headers.get("x-avala-api-key")
-    service = request.app.state.service
-    if x_avala_api_key and not authorization:
+def authenticate_headers(service: Any, headers: Mapping[str, str], path: str) -> Caller:
+    """The calling key from a request's headers (lower-case names), 401 otherwise:
+    ``Authorization: Bearer``, or, under :data:`PREFIX` (the sequence-outcome routes the
+    public SDK calls), ``X-Avala-Api-Key``. Blocking (one database read): the body guard
+    runs it in a worker thread, before the body is read."""
+    authorization = headers.get("authorization")
+    x_avala_api_key = headers.get("x-avala-api-key")
+    if path.startswith(PREFIX + "/") and x_avala_api_key and not authorization:
         # "X-Avala-Api-Key header: …", not "X-Avala-Api-Key: …": the public SDK redacts
         # "X-Avala-Api-Key: <word>" from every message as if it echoed a key
         return service.authenticate(f"Bearer {x_avala_api_key.strip()}",
                                     "X-Avala-Api-Key header")
     return service.authenticate(authorization)
+
+
+def key_caller(request: Request) -> Caller:
+    """The calling key (401 otherwise; the schema's ``securitySchemes`` describe the
+    headers): the one :class:`judge.api.routes.BodyGuard` authenticated before reading the
+    request's body, else from the headers now (:func:`authenticate_headers`)."""
+    who = request.scope.get("state", {}).get("caller")
+    if who is not None:
+        return who
+    return authenticate_headers(request.app.state.service, request.headers, request.url.path)
 
 
 def key_with(right: str) -> Any:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import posixpath
+from collections.abc import Iterable
 
 from judge.bundle.filesystems import url_to_fs
 from judge.bundle.manifest import MANIFEST
@@ -17,6 +18,21 @@ def _hidden(path: str) -> bool:
     return posixpath.basename(path.rstrip("/")).startswith(".")
 
 
+def _spelling(entry: str) -> str:
+    """One spelling of a list file's entry: its path normalised (``./b/``, ``b//``,
+    ``x/../b`` -> ``b``; ``s3://k/b/`` -> ``s3://k/b``); a chained URI (``::``) as given."""
+    if "::" in entry:
+        return entry
+    proto, sep, rest = entry.rpartition("://")
+    return f"{proto}{sep}{posixpath.normpath(rest)}" if rest else entry
+
+
+def distinct(entries: Iterable[str]) -> list[str]:
+    """``entries`` in their order, each spelling once (:func:`_spelling`): a list file of
+    10,000 lines naming one bundle verifies that bundle once (issue 36 item 8)."""
+    return list(dict.fromkeys(_spelling(e) for e in entries))
+
+
 def resolve_sources(source: str) -> list[str]:
     """URIs, sorted, from a bundle folder, a folder of bundles, a glob or a list file.
 
@@ -25,7 +41,8 @@ def resolve_sources(source: str) -> list[str]:
     bundle (:class:`~judge.errors.NotABundleError`), so a batch counts and records it instead
     of dropping it. A list file (``.txt`` / ``.list``) holds one URI per line; blank lines
     and lines starting with ``#`` are skipped; a relative entry is relative to the list
-    file's folder (not the working folder).
+    file's folder (not the working folder); an entry named again (in any spelling of the
+    same path) is dropped, so each distinct bundle path is verified once.
 
     Raises:
         SourceError: the source names nothing, holds no bundle at all, or its protocol is
@@ -50,8 +67,8 @@ def resolve_sources(source: str) -> list[str]:
         if not found:
             raise SourceError(f"{source}: the list file names no bundle")
         here = posixpath.dirname(path)
-        return [ln if "://" in ln or "::" in ln or posixpath.isabs(ln)
-                else uri(posixpath.join(here, ln)) for ln in found]
+        return distinct(ln if "://" in ln or "::" in ln or posixpath.isabs(ln)
+                        else uri(posixpath.join(here, ln)) for ln in found)
     elif fs.isdir(path):
         if is_bundle(path):
             return [uri(path)]

@@ -32,13 +32,14 @@ import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
 from judge.bundle.decode import REQUIRED_CAMERAS
-from judge.bundle.intake import ATTRIBUTION_FILE, validate_attribution
+from judge.bundle.intake import ATTRIBUTION_FILE, MAX_ATTRIBUTION, validate_attribution
 from judge.bundle.manifest import Manifest, write_manifest
 from judge.bundle.streams import Signals, VideoPackets
 from judge.bundle.transcode import EncodeOptions, Ingested, ingest_video
 from judge.bundle.write import write_mcap
 from judge.config import load_yaml, resolve_gripper
 from judge.errors import BundleError, SignalTableError
+from rcjudge import strict_json
 
 MCAP_NAME = "rollout.mcap"
 JOINT_FIELDS = ("position", "velocity", "effort")
@@ -138,11 +139,11 @@ def create_bundle(videos: dict[str, str], signals: str, attribution: str, out: s
         raise BundleError(f"--video: expected {REQUIRED_CAMERAS} cameras, got {len(videos)} "
                           f"({', '.join(sorted(videos)) or 'none'})")
     try:
-        attr = json.loads(Path(attribution).read_text(encoding="utf-8"))
+        attr = strict_json.load_file(attribution, max_bytes=MAX_ATTRIBUTION)
     except FileNotFoundError:
         raise BundleError(f"{attribution}: file not found") from None
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise BundleError(f"{attribution}: not valid JSON: {exc}") from None
+    except strict_json.StrictJsonError as exc:
+        raise BundleError(f"{attribution}: {exc.described()}") from None
     validate_attribution(attr, attribution)
     record = gripper_record(gripper) if gripper is not None else None
     table = read_signal_table(signals)

@@ -12,7 +12,7 @@ import posixpath
 import struct
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from typing import IO
 
@@ -26,6 +26,7 @@ from mcap.summary import Summary
 
 from judge.bundle.boundary import reading
 from judge.bundle.chunks import check_data_crc, iter_messages
+from judge.bundle.filesystems import open_file
 from judge.bundle.intake import VerifiedBundle
 from judge.bundle.streams import (
     CAMERA_PREFIX,
@@ -82,13 +83,12 @@ class Frames:
 @contextmanager
 def _open(bundle: VerifiedBundle, path: str) -> Iterator[IO[bytes]]:
     """Open ``path`` of the bundle; every input error inside is the MCAP's one line."""
-    with reading(path, McapError):
+    with reading(path, McapError), ExitStack() as stack:
         try:
-            f = bundle.fs.open(path, "rb")
+            f = stack.enter_context(open_file(bundle.fs, bundle.root, path))
         except FileNotFoundError:
             raise McapError(f"{path}: file not found") from None
-        with f:
-            yield f
+        yield f
 
 
 def _reader(f: IO[bytes], path: str) -> McapReader:
@@ -256,16 +256,16 @@ def _signals(path: str, joints: list, gripper: list, start: int) -> Signals:
 
 def read_mp4(bundle: VerifiedBundle | None, path: str, name: str) -> VideoPackets:
     """Demux an H.264 ``.mp4`` into Annex B access units (AVCC → Annex B filter)."""
-    with reading(path, VideoError):
+    with reading(path, VideoError), ExitStack() as stack:
         try:
-            f = bundle.fs.open(path, "rb") if bundle else open(path, "rb")
+            f = stack.enter_context(open_file(bundle.fs, bundle.root, path) if bundle
+                                    else open(path, "rb"))
         except FileNotFoundError:
             raise VideoError(f"{path}: file not found") from None
-        with f:
-            with reading(path, VideoError, "not a readable video file ({})"):
-                container = av.open(f, "r")
-            with reading(path, VideoError, "unreadable video data ({})"), container:
-                ts, data = _demux(path, container)
+        with reading(path, VideoError, "not a readable video file ({})"):
+            container = av.open(f, "r")
+        with reading(path, VideoError, "unreadable video data ({})"), container:
+            ts, data = _demux(path, container)
     return _video(path, name, ts, data)
 
 

@@ -8,7 +8,6 @@ attribution fields (from the request when one is given, else from the bundle's
 
 from __future__ import annotations
 
-import json
 import posixpath
 from dataclasses import dataclass
 from typing import Any
@@ -18,8 +17,8 @@ from pydantic import ValidationError
 
 from judge.api.protocol import Attribution
 from judge.bundle.boundary import reading
-from judge.bundle.filesystems import url_to_fs
-from judge.bundle.manifest import Manifest, bundle_hash, read_manifest, sha256_file
+from judge.bundle.filesystems import file_size, open_file, url_to_fs
+from judge.bundle.manifest import Manifest, bundle_hash, read_manifest, sha256_stream
 from judge.config import attribution_fields
 from judge.errors import (
     AttributionError,
@@ -27,9 +26,13 @@ from judge.errors import (
     HashMismatchError,
     ManifestError,
 )
+from rcjudge import strict_json
 from rcjudge.errors import describe_validation
 
 ATTRIBUTION_FILE = "attribution.json"
+#: Bytes of ``attribution.json``: the API's body limit for the same fields (``judge.api.routes.
+#: MAX_BODY``); a real one is under 1 KiB.
+MAX_ATTRIBUTION = 64 * 1024
 SIDECAR_DIR = "cameras"
 
 
@@ -90,18 +93,24 @@ def validate_attribution(data: Any, source: str = "request") -> Attribution:
 
 
 def verify_files(fs: fsspec.AbstractFileSystem, root: str, manifest: Manifest) -> None:
-    """Check every listed file's size and sha256, then the bundle hash."""
+    """Check every listed file's size, then its sha256, then the bundle hash. Each file is
+    checked to be a regular file inside ``root`` before anything is read of it
+    (:func:`judge.bundle.filesystems.open_file`), and hashed only up to its listed size."""
     for entry in manifest.files:
         path = posixpath.join(root, entry.path)
         try:
-            size = fs.size(path)
+            size = file_size(fs, root, path)
         except FileNotFoundError:
             raise HashMismatchError(f"{path}: listed in manifest.json but missing") from None
         if size != entry.size:
             raise HashMismatchError(
                 f"{path}: size {size} bytes, manifest.json says {entry.size}"
             )
-        digest, _ = sha256_file(fs, path)
+        with open_file(fs, root, path) as f:
+            digest, read = sha256_stream(f, entry.size)
+        if read != entry.size:
+            raise HashMismatchError(f"{path}: changed while it was read ({read} bytes read, "
+                                    f"manifest.json says {entry.size})")
         if digest != entry.sha256:
             raise HashMismatchError(
                 f"{path}: sha256 mismatch: file has {digest}, manifest.json says {entry.sha256}"
@@ -163,10 +172,10 @@ def _intake(uri: str, request: dict[str, Any] | None) -> VerifiedBundle:
     if request is None:
         path = posixpath.join(root, ATTRIBUTION_FILE)
         try:
-            with fs.open(path, "rb") as f:
-                data = json.loads(f.read())
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise ManifestError(f"{path}: not valid JSON: {exc}") from None
+            with open_file(fs, root, path) as f:
+                data = strict_json.load_stream(f, max_bytes=MAX_ATTRIBUTION)
+        except strict_json.StrictJsonError as exc:
+            raise ManifestError(f"{path}: {exc.described()}") from None
         attribution = validate_attribution(data, path)
     mcap_path, sidecars = _locate_streams(root, manifest)
     return VerifiedBundle(uri=uri, fs=fs, root=root, manifest=manifest,

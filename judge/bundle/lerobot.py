@@ -48,6 +48,7 @@ from judge.bundle.streams import Signals, VideoPackets
 from judge.bundle.transcode import EncodeOptions, ingest_video
 from judge.config import load_yaml, resolve_gripper
 from judge.errors import BundleError, JudgeError
+from rcjudge import strict_json
 
 IMAGE_PREFIX = "observation.images."
 
@@ -87,11 +88,11 @@ class Episode:
 
 def _read_json(path: Path) -> Any:
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return strict_json.load_file(path)
     except FileNotFoundError:
         raise LeRobotError(f"{path}: file not found (not a LeRobot dataset?)") from None
-    except json.JSONDecodeError as exc:
-        raise LeRobotError(f"{path}: not valid JSON: {exc}") from None
+    except strict_json.StrictJsonError as exc:
+        raise LeRobotError(f"{path}: {exc.described()}") from None
 
 
 def _names(feature: dict, key: str, width: int) -> list[str]:
@@ -150,7 +151,11 @@ def _episodes(root: Path, info: dict, video_keys: list[str]) -> dict[int, Episod
         out = {}
         lines = (root / "meta" / "episodes.jsonl").read_text(encoding="utf-8").splitlines()
         for line in filter(None, lines):
-            r = json.loads(line)
+            try:
+                r = strict_json.loads(line)
+            except strict_json.StrictJsonError as exc:
+                raise LeRobotError(f"{root / 'meta' / 'episodes.jsonl'}: "
+                                   f"{exc.described()}") from None
             ep = int(r["episode_index"])
             chunk = ep // size
             data = info["data_path"].format(episode_chunk=chunk, episode_index=ep)

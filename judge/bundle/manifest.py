@@ -11,23 +11,24 @@ This module reads, writes and hashes manifests; it never judges anything.
 from __future__ import annotations
 
 import hashlib
-import json
 import posixpath
 from pathlib import Path
-from typing import Any, Literal
+from typing import IO, Any, Literal
 
 import fsspec
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from judge.bundle.boundary import reading
-from judge.bundle.filesystems import url_to_fs
+from judge.bundle.filesystems import open_file, url_to_fs
 from judge.errors import JudgeError, ManifestError, NotABundleError
+from rcjudge import strict_json
 from rcjudge.errors import describe_validation
 
 MANIFEST = "manifest.json"
 FORMAT = "rcjudge.bundle"
 FORMAT_VERSION = 1
 _BLOCK = 1 << 20
+MAX_MANIFEST = 1 << 20  # bytes of manifest.json (one file list: a few hundred bytes a file)
 
 
 class FileEntry(BaseModel):
@@ -78,42 +79,60 @@ def bundle_hash(files: list[FileEntry] | tuple[FileEntry, ...]) -> str:
     return hashlib.sha256(lines.encode("utf-8")).hexdigest()
 
 
-def sha256_file(fs: fsspec.AbstractFileSystem, path: str) -> tuple[str, int]:
-    """Stream a file through sha256 in 1 MiB blocks; returns (hex digest, size)."""
+def sha256_stream(f: IO[bytes], limit: int | None = None) -> tuple[str, int]:
+    """Stream an open file through sha256 in 1 MiB blocks: (hex digest, bytes read). With
+    ``limit``, at most ``limit + 1`` bytes are read: a file longer than it says is caught
+    without reading it to its end (a file growing forever is not hashed forever)."""
     h = hashlib.sha256()
     size = 0
-    if getattr(fs, "protocol", None) in ("file", ("file", "local")):
-        buf = bytearray(_BLOCK)
-        view = memoryview(buf)
-        with open(path, "rb", buffering=0) as f:
-            while n := f.readinto(buf):
-                h.update(view[:n])
-                size += n
-    else:
-        with fs.open(path, "rb") as f:
-            while block := f.read(_BLOCK):
-                h.update(block)
-                size += len(block)
+    buf = bytearray(_BLOCK)
+    view = memoryview(buf)
+    while limit is None or size <= limit:
+        want = _BLOCK if limit is None else min(_BLOCK, limit + 1 - size)
+        n = f.readinto(view[:want]) if hasattr(f, "readinto") else None
+        if n is None:  # a file object without readinto (some fsspec backends)
+            block = f.read(want)
+            n = len(block)
+            h.update(block)
+        else:
+            h.update(view[:n])
+        if not n:
+            break
+        size += n
     return h.hexdigest(), size
+
+
+def sha256_file(fs: fsspec.AbstractFileSystem, path: str,
+                limit: int | None = None) -> tuple[str, int]:
+    """sha256 of a file the caller names (``write_manifest``: files being made into a bundle);
+    a bundle's own files are hashed by intake through :func:`judge.bundle.filesystems.
+    open_file`. ``limit``: as :func:`sha256_stream`."""
+    if getattr(fs, "protocol", None) in ("file", ("file", "local")):
+        with open(path, "rb", buffering=0) as f:
+            return sha256_stream(f, limit)
+    with fs.open(path, "rb") as f:
+        return sha256_stream(f, limit)
 
 
 def read_manifest(fs: fsspec.AbstractFileSystem, root: str) -> Manifest:
     """Parse ``manifest.json`` under ``root``; any problem is a :class:`ManifestError`.
 
-    A file, or a folder without ``manifest.json``, is a :class:`NotABundleError`.
+    Read through :func:`judge.bundle.filesystems.open_file` (a regular file inside the
+    folder, never waited on) and :mod:`rcjudge.strict_json`, at most :data:`MAX_MANIFEST`
+    bytes. A file, or a folder without ``manifest.json``, is a :class:`NotABundleError`.
     """
     path = posixpath.join(root, MANIFEST)
     try:
-        with fs.open(path, "rb") as f:
-            raw: Any = json.loads(f.read())
+        with open_file(fs, root, path) as f:
+            raw: Any = strict_json.load_stream(f, max_bytes=MAX_MANIFEST)
     except (FileNotFoundError, NotADirectoryError):
         if fs.isfile(root):
             raise NotABundleError(f"{root}: is a file, not a bundle folder (a folder holding "
                                   f"{MANIFEST})") from None
         error = NotABundleError if fs.isdir(root) else ManifestError  # else: no such path
         raise error(f"{path}: manifest.json not found (is this a bundle folder?)") from None
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ManifestError(f"{path}: not valid JSON: {exc}") from None
+    except strict_json.StrictJsonError as exc:
+        raise ManifestError(f"{path}: {exc.described()}") from None
     try:
         return Manifest.model_validate(raw)
     except ValidationError as exc:

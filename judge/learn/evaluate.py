@@ -20,7 +20,6 @@ runs (``docs/eval.md``).
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,6 +42,7 @@ from judge.learn.metrics import (
 from judge.learn.truth import EvalError, Truth, ledger_truth
 from judge.ledgers.records import Label
 from judge.ledgers.store import Ledger
+from rcjudge import strict_json
 from rcjudge.home import models_dir
 
 QUESTIONS = ("attempt", "success")
@@ -89,12 +89,12 @@ def read_used_runs(path: Path, version: str) -> frozenset[str]:
         EvalError: the file is missing, unreadable or holds something else.
     """
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = strict_json.load_file(path)
     except FileNotFoundError:
         raise EvalError(f"judge version {version!r}: training.used_runs file {path} not "
                         "found; eval never scores the runs a version trained on, so it needs "
                         "that list") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except (OSError, strict_json.StrictJsonError) as exc:
         raise EvalError(f"{path}: cannot read the used runs of {version!r}: {exc}") from None
     hashes = data.get("bundle_hashes") if isinstance(data, dict) else data
     if not isinstance(hashes, list):

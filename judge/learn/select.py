@@ -47,7 +47,6 @@ Ties (equal scores, to 12 decimals) go to the run id that sorts first.
 from __future__ import annotations
 
 import hashlib
-import json
 import math
 from collections import Counter
 from collections.abc import Sequence
@@ -61,6 +60,7 @@ from judge.errors import JudgeError
 from judge.learn.train import TrainConfig, assign_part, seed_group
 from judge.ledgers import schema as S
 from judge.ledgers.review import STRATEGIES, Review
+from rcjudge import strict_json
 
 _LN2, _LN3 = math.log(2.0), math.log(3.0)
 
@@ -107,9 +107,9 @@ def read_picks(path: str | Path, option: str = "--picks") -> tuple[str | None, l
     if not path.is_file():
         raise SelectError(f"{option} {path}: file not found")
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise SelectError(f"{option} {path}: not valid JSON: {exc}") from None
+        doc = strict_json.load_file(path)
+    except strict_json.StrictJsonError as exc:
+        raise SelectError(f"{option} {path}: {exc.described()}") from None
     if not isinstance(doc, dict) or not isinstance(doc.get("picks"), list):
         raise SelectError(f"{option} {path}: expected the JSON of `rcjudge review next --json` "
                           '(an object with a "picks" list)')

@@ -53,3 +53,7 @@ class LabelImportError(LedgerError):
         lines = "\n".join(f"  {e}" for e in self.errors)
         super().__init__(
             f"{source}: {len(self.errors)} error(s), nothing imported\n{lines}")
+
+    def lines(self) -> list[str]:
+        return [f"{self.source}: {len(self.errors)} error(s), nothing imported",
+                *(f"  {e}" for e in self.errors)]

@@ -21,7 +21,6 @@ from __future__ import annotations
 import codecs
 import csv
 import io
-import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime
@@ -36,6 +35,7 @@ from judge.ledgers.errors import LabelImportError, LedgerError, RowError
 from judge.ledgers.records import Label, utc
 from judge.ledgers.review import Review, add_reviewed_labels
 from judge.ledgers.store import Ledger
+from rcjudge import strict_json
 
 COLUMNS: tuple[str, ...] = ("run_id", "attempt", "success", "failure_class", "labeled_by",
                             "labeled_at")
@@ -124,9 +124,10 @@ def _rows(path: Path, optional: tuple[str, ...] = ()
         if not text.strip():
             continue
         try:
-            obj = json.loads(text)
-        except json.JSONDecodeError as exc:
-            yield line, RowError(line, "row", f"invalid JSON: {exc.msg}")
+            obj = strict_json.loads(text)
+        except strict_json.StrictJsonError as exc:
+            yield line, RowError(line, exc.field or "row",
+                                 exc.reason if exc.field else exc.described())
             continue
         if not isinstance(obj, dict):
             yield line, RowError(line, "row", f"expected a JSON object, got "

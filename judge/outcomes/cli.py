@@ -15,6 +15,7 @@ from typing import Any
 from judge.ledgers.cli import DB_HELP
 from judge.outcomes.errors import OutcomeError
 from judge.outcomes.labels import LEAKAGE_KEYS
+from rcjudge import strict_json
 
 
 def _print(obj: Any, as_json: bool, text: str) -> None:
@@ -80,11 +81,11 @@ def _json_file(path: str | None, flag: str) -> Any:
     if path is None:
         return None
     try:
-        return json.loads(Path(path).read_text(encoding="utf-8"))
+        return strict_json.load_file(path)
     except OSError as exc:
         raise OutcomeError(f"{flag} {path}: cannot read: {exc.strerror}") from None
-    except ValueError as exc:
-        raise OutcomeError(f"{flag} {path}: not JSON: {exc}") from None
+    except strict_json.StrictJsonError as exc:
+        raise OutcomeError(f"{flag} {path}: {exc.described()}") from None
 
 
 def label_doc(args: argparse.Namespace) -> dict[str, Any]:
@@ -110,9 +111,9 @@ def label_doc(args: argparse.Namespace) -> dict[str, Any]:
         doc["leakage_groups"] = groups
     if args.source_metadata is not None:
         try:
-            doc["source_metadata"] = json.loads(args.source_metadata)
-        except ValueError as exc:
-            raise OutcomeError(f"--source-metadata: not JSON: {exc}") from None
+            doc["source_metadata"] = strict_json.loads(args.source_metadata)
+        except strict_json.StrictJsonError as exc:
+            raise OutcomeError(f"--source-metadata: {exc.described()}") from None
     return doc
 
 

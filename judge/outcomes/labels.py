@@ -15,6 +15,7 @@ from typing import Any
 
 from judge.errors import JudgeError
 from judge.outcomes.text import problem
+from rcjudge.errors import shown
 
 OUTCOMES = ("expert_success", "slow_success", "partial_success", "mistake_and_recovery",
             "intervention", "unsafe", "aborted", "failure", "novel_strategy",
@@ -65,7 +66,7 @@ def _number(v: Any, field: str, lo: float, hi: float | None = None) -> float:
     what = f"a finite number from {lo:g} to {hi:g}" if hi is not None else \
         f"a finite number >= {lo:g}"
     if not _is_number(v) or not math.isfinite(v) or v < lo or (hi is not None and v > hi):
-        raise OutcomeLabelError(field, f"must be {what} (got {v!r})")
+        raise OutcomeLabelError(field, f"must be {what} (got {shown(v)})")
     return float(v)
 
 
@@ -82,7 +83,7 @@ def _choice(v: Any, field: str, values: tuple[str, ...], *, blank: bool) -> str:
     if blank and v in (None, ""):
         return ""
     if not isinstance(v, str) or v not in values:
-        raise OutcomeLabelError(field, f"must be one of {', '.join(values)} (got {v!r})")
+        raise OutcomeLabelError(field, f"must be one of {', '.join(values)} (got {shown(v)})")
     return v
 
 
@@ -190,7 +191,7 @@ def validate_hand_actions(value: Any,
             contact = item.get("contact")
             if contact is not None and not isinstance(contact, bool):
                 raise OutcomeLabelError(f"{field}.contact",
-                                        f"must be true, false or null (got {contact!r})")
+                                        f"must be true, false or null (got {shown(contact)})")
             if stored:
                 prev = stored[-1]
                 if start < prev["start_ts"]:
@@ -234,11 +235,11 @@ def validate_source_metadata(value: Any) -> dict[str, str | float | int | bool]:
                                 f"at most {MAX_METADATA_KEYS} keys (got {len(value)})")
     for key, v in value.items():
         if not isinstance(key, str):
-            raise OutcomeLabelError(f"source_metadata.{key!r}", "key must be a string")
+            raise OutcomeLabelError(f"source_metadata.{shown(key, 100)}", "key must be a string")
         if problem(key):
-            raise TextError(f"source_metadata.{key!r}", f"key {problem(key)}")
+            raise TextError(f"source_metadata.{shown(key, 100)}", f"key {problem(key)}")
         if not 1 <= len(key) <= 64:
-            raise OutcomeLabelError(f"source_metadata.{key!r}",
+            raise OutcomeLabelError(f"source_metadata.{shown(key, 100)}",
                                     f"key must be 1-64 characters (got {len(key)})")
         field = f"source_metadata.{key}"
         if isinstance(v, str):
@@ -247,7 +248,7 @@ def validate_source_metadata(value: Any) -> dict[str, str | float | int | bool]:
             pass
         elif _is_number(v):
             if not math.isfinite(v):
-                raise OutcomeLabelError(field, f"must be a finite number (got {v!r})")
+                raise OutcomeLabelError(field, f"must be a finite number (got {shown(v)})")
         else:
             kind = "null" if v is None else type(v).__name__
             raise OutcomeLabelError(field, "must be a string, a finite number or a boolean "
@@ -259,7 +260,7 @@ def _int_1_5(v: Any, field: str) -> int | None:
     if v is None:
         return None
     if not isinstance(v, int) or isinstance(v, bool) or not 1 <= v <= 5:
-        raise OutcomeLabelError(field, f"must be an integer from 1 to 5 (got {v!r})")
+        raise OutcomeLabelError(field, f"must be an integer from 1 to 5 (got {shown(v)})")
     return v
 
 

@@ -258,12 +258,19 @@ class OutcomeStore:
         return [self._dataset_row(r) for r in rows]
 
     def dataset_page(self, key_id: str | None = None, *, limit: int = MAX_PAGE,
-                     cursor: str | None = None) -> dict[str, Any]:
+                     cursor: str | None = None, slug_contains: str | None = None,
+                     public: bool | None = None) -> dict[str, Any]:
         """One page of :meth:`list_datasets` by name: ``results``, ``next``, ``previous``
-        (cursors; None at either end)."""
+        (cursors; None at either end); only datasets whose slug holds ``slug_contains``
+        (case-insensitive) and whose ``public`` flag is ``public``, where given."""
         if not 1 <= limit <= MAX_PAGE:
             raise OutcomeError(f"limit {limit}: must be from 1 to {MAX_PAGE}")
         q, name = self._readable(key_id)
+        if slug_contains is not None:
+            q = q.where(sa.func.lower(S.datasets.c.slug).contains(slug_contains.lower(),
+                                                                   autoescape=True))
+        if public is not None:
+            q = q.where(S.datasets.c.public.is_(public))
         with self.engine.connect() as conn:
             rows, nxt, prev = _paged(conn, q, name, limit, cursor, field="name")
         return {"results": [self._dataset_row(r) for r in rows], "next": nxt,

@@ -11,19 +11,15 @@ from __future__ import annotations
 
 from typing import Any
 
+from rcjudge.strict_json import unstorable
+
 REPLACEMENT = "\ufffd"
 
 
 def problem(text: str) -> str | None:
-    """Why ``text`` may not be stored, or None when it may."""
-    for i, ch in enumerate(text):
-        code = ord(ch)
-        if 0xD800 <= code <= 0xDFFF:
-            return (f"contains a lone surrogate U+{code:04X} at character {i} "
-                    "(text must be valid Unicode scalar values)")
-        if code == 0:
-            return f"contains a NUL character at character {i}"
-    return None
+    """Why ``text`` may not be stored, or None when it may (the strict JSON reader's rule,
+    :func:`rcjudge.strict_json.unstorable`)."""
+    return unstorable(text)
 
 
 def _join(path: str, part: str) -> str:

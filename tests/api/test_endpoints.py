@@ -124,8 +124,8 @@ def test_attestations_import_then_read(client, service, live_key, tmp_path):
     out = subprocess.run([*run, str(bad)], capture_output=True, text=True)
     assert out.returncode == 2
     assert out.stderr == (f"rcjudge: error: {bad}: 2 error(s), nothing imported: line 1: "
-                          "missing subject, statement, issued_by, issued_at; line 2: not JSON "
-                          "(Expecting value)\n")
+                          "missing subject, statement, issued_by, issued_at; line 2: not valid "
+                          "JSON: Expecting value (line 1, column 1)\n")
     got = client.get("/v1/attestations", headers=bearer(live_key)).json()
     assert got == {"data": [{**rows[0], "issued_at": "2026-11-30T12:00:00Z"}]}
     assert client.get("/v1/attestations/at_1", headers=bearer(live_key)).json()["subject"] == \

@@ -26,24 +26,29 @@ def assert_problem(r, status, detail=None):
     return doc
 
 
-@pytest.mark.parametrize(("body", "detail"), [
-    (b'{"bundle_uri": ', "malformed JSON: Expecting value: line 1 column 16 (char 15)"),
-    (b'{"seed": NaN}', "NaN is not JSON"),
-    (b'{"seed": -Infinity}', "-Infinity is not JSON"),
-    (b'{"seed": ' + b"9" * 101 + b"}", "a number has more than 100 digits"),
-    (b'{"seed": ' + b"9" * 5000 + b"}", "a number has more than 100 digits"),
-    (b'{"seed": 1e999}', "number 1e999 is out of range"),
-    (b'[' * 33 + b']' * 33, "JSON nested deeper than 32 levels"),
-    (b'[' * 100000 + b']' * 100000, None),  # over the size limit: 413 below
-    (b'{"seed": "\xff\xfe"}', "body is not valid UTF-8 (byte 10)"),
+@pytest.mark.parametrize(("body", "status", "detail"), [
+    (b'{"bundle_uri": ', 400,
+     "request body: not valid JSON: Expecting value (line 1, column 16)"),
+    (b'{"seed": NaN}', 400, "seed: NaN is not JSON (numbers must be finite)"),
+    (b'{"seed": -Infinity}', 400, "seed: -Infinity is not JSON (numbers must be finite)"),
+    (b'{"seed": 1.' + b"9" * 99 + b"}", 400, "seed: a number of 101 characters (at most 100)"),
+    # well-formed JSON, a value no column holds (issue 36 item 9): 422 naming the field
+    (b'{"seed": ' + b"9" * 101 + b"}", 422, "seed: integer of 101 digits is outside the "
+     "64-bit range [-9223372036854775808, 9223372036854775807]"),
+    (b'{"seed": ' + b"9" * 5000 + b"}", 422, "seed: integer of 5000 digits is outside the "
+     "64-bit range [-9223372036854775808, 9223372036854775807]"),
+    (b'{"seed": 1e999}', 400, "seed: number 1e999 is out of range (not a finite double)"),
+    (b'[' * 33 + b']' * 33, 400, "request body: not valid JSON: nested deeper than 32 levels"),
+    (b'[' * 100000 + b']' * 100000, 413, None),  # over the size limit
+    (b'{"seed": "\xff\xfe"}', 400, "request body: not valid JSON: invalid UTF-8 at byte 10"),
 ])
-def test_hostile_bodies_are_4xx(client, live_key, body, detail):
+def test_hostile_bodies_are_4xx(client, live_key, body, status, detail):
     r = raw_post(client, live_key, body)
     if len(body) > MAX_BODY:
         assert_problem(r, 413, f"request body of {len(body)} bytes is over the "
                                f"{MAX_BODY}-byte limit")
     else:
-        assert_problem(r, 400, detail)
+        assert_problem(r, status, detail)
 
 
 def test_deep_nesting_under_the_limit_reaches_validation(client, live_key):
@@ -53,7 +58,8 @@ def test_deep_nesting_under_the_limit_reaches_validation(client, live_key):
 
 def test_deep_nesting_past_the_recursion_limit_is_400(client, live_key):
     body = b'[' * 20000 + b']' * 20000  # under 64 KiB, deeper than Python's recursion limit
-    assert_problem(raw_post(client, live_key, body), 400, "JSON nested deeper than 32 levels")
+    assert_problem(raw_post(client, live_key, body), 400,
+                   "request body: not valid JSON: nested deeper than 32 levels")
 
 
 def test_wrong_content_type_is_415(client, live_key, api_bundles):

@@ -127,4 +127,5 @@ def test_list_pages_filters_and_sequences(client, keys, seqs):
     assert page == {"results": [
         {"uid": "acme/kitchen", "name": "kitchen", "slug": "kitchen", "owner_name": "acme",
          "public": False, "access": "edit", "item_count": 3, "is_sequence": True,
+         "data_type": "mcap", "status": "created",
          "created_at": page["results"][0]["created_at"]}], "next": None, "previous": None}

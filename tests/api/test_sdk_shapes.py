@@ -63,13 +63,14 @@ def test_dataset_list_is_a_cursor_page(client, world):
     assert page["results"] == [
         {"uid": "acme/kitchen", "name": "kitchen", "slug": "kitchen", "owner_name": "acme",
          "public": False, "access": "edit", "item_count": 3, "is_sequence": True,
+         "data_type": "mcap", "status": "created",
          "created_at": _created(client, rw, "acme/kitchen")},
         {"uid": "acme/lab", "name": "lab", "slug": "lab", "owner_name": "acme",
          "public": True, "access": "read", "item_count": 0, "is_sequence": True,
-         "created_at": _created(client, rw, "acme/lab")},
+         "data_type": "mcap", "status": "created", "created_at": _created(client, rw, "acme/lab")},
         {"uid": "b/z", "name": "z", "slug": "z", "owner_name": "b", "public": False,
          "access": "edit", "item_count": 0, "is_sequence": True,
-         "created_at": _created(client, rw, "b/z")}]
+         "data_type": "mcap", "status": "created", "created_at": _created(client, rw, "b/z")}]
     assert (page["next"], page["previous"]) == (None, None)
     assert [d["uid"] for d in client.get("/api/v1/datasets/", headers=bearer(stranger))
             .json()["results"]] == ["acme/lab"]
@@ -101,6 +102,7 @@ def test_dataset_by_owner_and_slug(client, world):
     assert r.json() == {"uid": "acme/kitchen", "name": "kitchen", "slug": "kitchen",
                         "owner_name": "acme", "public": False, "access": "edit",
                         "item_count": 3, "is_sequence": True,
+                        "data_type": "mcap", "status": "created",
                         "created_at": _created(client, rw, "acme/kitchen")}
     assert client.get("/api/v1/datasets/acme/lab/", headers=bearer(stranger)).json()[
         "access"] == "read"

@@ -11,7 +11,14 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from judge.api.protocol import JudgmentCompletedEvent, RejudgeCompletedEvent
-from judge.api.webhooks import MAX_ATTEMPTS, backoff, refused_target, sign, verify
+from judge.api.webhooks import (
+    MAX_ATTEMPTS,
+    NO_ANSWER,
+    backoff,
+    refused_target,
+    sign,
+    verify,
+)
 from tests.api.conftest import bearer, request_for
 
 
@@ -44,6 +51,51 @@ def test_private_loopback_and_metadata_targets_are_refused(url, why):
 
 def test_public_target_is_allowed():
     assert refused_target("https://hooks.example.com/x", lambda h: ["93.184.216.34"]) is None
+
+
+LOOPBACK = ", which carries 127.0.0.1, a private/loopback/metadata address"
+
+
+@pytest.mark.parametrize(("host", "why"), [
+    # issue 36 item 10: the four forms that passed, by the IPv4 they carry or their range
+    ("64:ff9b::7f00:1", "64:ff9b::7f00:1" + LOOPBACK),  # NAT64
+    ("::127.0.0.1", "::7f00:1" + LOOPBACK),  # IPv4-compatible
+    ("2002:7f00:1::", "2002:7f00:1::" + LOOPBACK),  # 6to4
+    ("fec0::1", "fec0::1, in the deprecated or local-use range fec0::/10"),  # site-local
+    # the other transition forms
+    ("::ffff:10.0.0.1", "::ffff:a00:1, a private/loopback/metadata address"),  # mapped
+    ("::ffff:0:a9fe:a9fe", "::ffff:0:a9fe:a9fe, which carries 169.254.169.254, a "
+     "private/loopback/metadata address"),  # IPv4-translated (SIIT)
+    ("2002:c0a8:1::1", "2002:c0a8:1::1, which carries 192.168.0.1, a private/loopback/"
+     "metadata address"),  # 6to4 of a private address
+    ("2001:0:4136:e378:8000:63bf:80ff:fffe", "2001:0:4136:e378:8000:63bf:80ff:fffe, a "
+     "private/loopback/metadata address"),  # Teredo (client 127.0.0.1)
+    ("2606:4700::5efe:a00:1", "2606:4700::5efe:a00:1, which carries 10.0.0.1, a private/"
+     "loopback/metadata address"),  # ISATAP
+    ("64:ff9b:1::5db8:d822", "64:ff9b:1::5db8:d822, in the deprecated or local-use range "
+     "64:ff9b:1::/48"),  # local-use NAT64
+    ("3ffe::1", "3ffe::1, in the deprecated or local-use range 3ffe::/16"),  # 6bone
+])
+def test_ipv6_transition_forms_are_decided_by_the_ipv4_they_carry(host, why):
+    assert refused_target(f"https://[{host}]/h") == f"url: host {host!r} resolves to {why}"
+    # the same when a name resolves to it
+    assert refused_target("https://hook.example/h", lambda h: [host]) == \
+        f"url: host 'hook.example' resolves to {why}"
+
+
+@pytest.mark.parametrize("host", ["64:ff9b::5db8:d822", "2002:5db8:d822::1",
+                                  "::ffff:93.184.216.34", "2606:4700::1"])
+def test_transition_forms_of_public_addresses_are_allowed(host):
+    assert refused_target(f"https://[{host}]/h") is None
+
+
+@pytest.mark.parametrize("host", ["64:ff9b::7f00:1", "::127.0.0.1", "2002:7f00:1::",
+                                  "fec0::1"])
+def test_live_keys_cannot_target_the_four_forms(client, live_key, host):
+    r = client.post("/v1/webhook-endpoints", headers=bearer(live_key),
+                    json={"url": f"https://[{host}]/x", "events": ["judgment.completed"]})
+    assert r.status_code == 422
+    assert r.json()["detail"].startswith(f"url: host {host!r} resolves to ")
 
 
 def test_backoff_doubles_with_bounded_jitter():
@@ -213,7 +265,9 @@ def test_unanswered_deliveries_stop_after_max_attempts(service, test_key):
                            b"{}") is None
     got = service.deliveries(caller, ep.endpoint_id)["data"]
     assert [d.attempt for d in got] == list(range(1, MAX_ATTEMPTS + 1))
-    assert all(d.status is None and d.error.startswith("ConnectError") for d in got)
+    # the transport's words ("ConnectError: [Errno 111] Connection refused") stay inside
+    assert all(d.status is None and d.error == NO_ANSWER for d in got)
+    assert NO_ANSWER == "no HTTP answer from the target (connection failed, timed out or broken)"
 
 
 def test_a_disagreeing_label_sends_calibration_disagreement(client, service, test_key,

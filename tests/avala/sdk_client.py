@@ -38,6 +38,7 @@ def dataset(d: Any) -> dict[str, Any]:
     return {"uid": d.uid, "name": d.name, "slug": d.slug,
             "owner_name": getattr(d, "owner_name", None),  # a field since 0.9 or 0.10
             "item_count": d.item_count, "is_sequence": d.is_sequence,
+            "data_type": d.data_type, "status": d.status,
             "created_at": d.created_at.isoformat()}
 
 
@@ -82,6 +83,22 @@ def main(cfg: dict[str, Any]) -> dict[str, Any]:
     out["get_by_uid"] = dataset(ds.get(out["get_by_slug"]["uid"]))
     out["get_by_slug_hidden"] = refused(lambda: ds.get_by_slug("acme", "secret"))
     out["reader_list"] = [d.uid for d in reader.datasets.list()]
+
+    # datasets.list's filters, as the SDK sends them (one at a time, together, paged)
+    def uids(**filters: Any) -> list[str]:
+        return [d.uid for d in ds.list(**filters)]
+
+    out["filters"] = {
+        "name": uids(name="KIT"), "name_none": uids(name="%"),
+        "public": uids(visibility="public"), "private": uids(visibility="private"),
+        "unlisted": uids(visibility="unlisted"),
+        "mcap": uids(data_type="mcap"), "image": uids(data_type="image"),
+        "created": uids(status="created"), "creating": uids(status="creating"),
+        "together": uids(name="z", visibility="private", data_type="mcap", status="created"),
+        "paged": walk(ds.list(limit=1, visibility="private"),
+                      lambda c: ds.list(limit=1, visibility="private", cursor=c)),
+        "reader_public": [d.uid for d in reader.datasets.list(visibility="public")],
+        "bad_visibility": refused(lambda: ds.list(visibility="hidden"))}
     out["nobody_list"] = refused(nobody.datasets.list)
 
     # sequences: list (2 a page), get each, a missing one

@@ -88,7 +88,8 @@ def test_sdk_datasets_calls_and_the_outcome_routes_through_its_transport(seeded)
     def ds(uid, count):
         owner, slug = uid.split("/")
         return {"uid": uid, "name": slug, "slug": slug, "owner_name": owner,
-                "item_count": count, "is_sequence": True, "created_at": created[uid]}
+                "item_count": count, "is_sequence": True, "data_type": "mcap",
+                "status": "created", "created_at": created[uid]}
 
     assert out["list"] == {"items": [ds("acme/kitchen", 3), ds("acme/lab", 0), ds("b/z", 0)],
                            "next": None, "previous": None, "has_more": False}
@@ -98,6 +99,18 @@ def test_sdk_datasets_calls_and_the_outcome_routes_through_its_transport(seeded)
     assert out["get_by_slug_hidden"] == {"error": "NotFoundError", "status": 404,
                                          "message": "dataset acme/secret: not found"}
     assert out["reader_list"] == ["acme/kitchen", "acme/lab"]
+    # issue 36 item 11: the SDK's filters are applied (a 422 "query parameter 'name': unknown
+    # here" before); the editor reads acme/kitchen and b/z (private) and acme/lab (public)
+    assert out["filters"] == {
+        "name": ["acme/kitchen"], "name_none": [],
+        "public": ["acme/lab"], "private": ["acme/kitchen", "b/z"], "unlisted": [],
+        "mcap": ["acme/kitchen", "acme/lab", "b/z"], "image": [],
+        "created": ["acme/kitchen", "acme/lab", "b/z"], "creating": [],
+        "together": ["b/z"], "paged": [["acme/kitchen"], ["b/z"]],
+        "reader_public": ["acme/lab"],
+        "bad_visibility": {"error": "ValidationError", "status": 422, "message":
+                           "query.visibility: String should match pattern "
+                           "'^(private|unlisted|public)$'"}}
     assert out["nobody_list"] == {
         "error": "AuthenticationError", "status": 401,
         "message": "X-Avala-Api-Key header: not an rcjudge key (bad format or checksum)"}

@@ -7,10 +7,12 @@ rollout written by ``bench.sim`` at test time (``sim``-marked: a committed sim b
 go stale against the generator; making one takes ~4 s).
 
 Each mutation (byte flips in every file kind, truncations, manifest and attribution edits,
-zero-length, missing, symlinked and unreadable files, sidecar cameras) must end either in
-exit 1 or 2 with exactly one stderr line and no traceback, or in a report identical to the
-unmutated base's. Kinds that cannot matter (an unlisted file, the manifest re-indented,
-an extra env field, a symlink to an identical copy) must give the identical report.
+zero-length, missing, symlinked and unreadable files, sidecar cameras, a FIFO where a file
+should be, JSON the strict reader refuses) must end either in exit 1 or 2 with exactly one
+stderr line and no traceback, or in a report identical to the unmutated base's. Kinds that
+cannot matter (an unlisted file, the manifest re-indented, an extra env field) must give the
+identical report. A symlink to an identical copy outside the bundle is refused since issue 36
+(every path a bundle names resolves inside its folder).
 ``main()`` runs in-process (no subprocess per case) to stay fast. Each case has its own
 seed, ``"SEED:base:kind:i"``, so a crash is replayed by its name alone (the failure prints
 it); every crash found stays in :data:`REGRESSIONS` with the line it now ends in. A batch
@@ -24,10 +26,12 @@ Permission denied: the tests run as root, where ``chmod 000`` does not deny a re
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import io
 import json
 import os
 import random
+import re
 import shutil
 from collections import Counter
 from collections.abc import Callable
@@ -41,7 +45,7 @@ from judge.bundle.manifest import write_manifest
 from rcjudge.cli import main
 
 SEED = 28
-# mutations a kind, per base: x 22 kinds = 220 + 6 x 66 = 616 a run (+ 110 with the sim extra)
+# mutations a kind, per base: x 24 kinds = 240 + 6 x 72 = 672 a run (+ 120 with the sim extra)
 N_PER_KIND = {"synth": 10, "h264_bframes": 3, "h264_plain": 3, "hevc": 3, "av1": 3,
               "vp9": 3, "mjpeg": 3, "sim": 5}
 # recordings for `bundle create`: codec, its options, pixel format, container
@@ -78,8 +82,17 @@ REGRESSIONS = {
                                           "{d}/rollout.mcap: summary section CRC mismatch: "
                                           "bytes "),
 }
-CANNOT_MATTER = {"unlisted_file", "manifest_reindent", "attribution_extra_env",
-                 "symlink_to_copy_outside"}
+CANNOT_MATTER = {"unlisted_file", "manifest_reindent", "attribution_extra_env"}
+#: The strict JSON reader's refusals (issue 36 item 9), spelled as a hostile file would:
+#: (where: "attribution" edits a value as raw text, "encoding" re-encodes the whole file).
+STRICT_JSON = [("attribution", '"lighting_k": Infinity'), ("attribution", '"mount_h_mm": NaN'),
+               ("attribution", '"dof": 1000000000000000000000000000000'),
+               ("attribution", '"dof": -Infinity'), ("attribution", '"tier": "A", "tier": "B"'),
+               ("attribution", '"name": "a\\u0000b"'), ("attribution", '"name": "\\udc00"'),
+               ("attribution", '"lighting_k": ' + "[" * 40 + "]" * 40),
+               ("attribution", '"name": "' + "n" * 70_000 + '"'),
+               ("encoding", "utf-16"), ("encoding", "utf-16-le"), ("encoding", "bom"),
+               ("manifest", "repeat bundle_hash")]
 LISTED = ["attribution.json", "rollout.mcap"]
 
 
@@ -227,6 +240,36 @@ def mutations(outside: Path, sidecar_mp4: bytes) -> dict[str, Mutation]:
         (d / "cameras" / f"{name}.mp4").write_bytes(data)
         rehash(d, [f"cameras/{name}.mp4"])
 
+    def fifo(d: Path, rng: random.Random) -> None:
+        name = rng.choice([*LISTED, "manifest.json"])
+        (d / name).unlink()
+        os.mkfifo(d / name)
+        if name != "manifest.json" and rng.random() < 0.8:  # consistent: size 0, empty sha
+            m = json.loads((d / "manifest.json").read_text())
+            for f in m["files"]:
+                if f["path"] == name:
+                    f["sha256"], f["size"] = hashlib.sha256(b"").hexdigest(), 0
+            from judge.bundle.manifest import FileEntry, bundle_hash
+
+            m["bundle_hash"] = bundle_hash([FileEntry(**f) for f in m["files"]])
+            (d / "manifest.json").write_text(json.dumps(m))
+
+    def strict_json(d: Path, rng: random.Random) -> None:
+        where, what = rng.choice(STRICT_JSON)
+        if where == "manifest":
+            m = json.loads((d / "manifest.json").read_text())
+            (d / "manifest.json").write_text(
+                json.dumps(m)[:-1] + f', "bundle_hash": "{m["bundle_hash"]}"}}')
+            return
+        text = json.dumps(json.loads((d / "attribution.json").read_text()))
+        if where == "encoding":
+            raw = (b"\xef\xbb\xbf" + text.encode()) if what == "bom" else text.encode(what)
+        else:
+            key = what.split(":")[0]
+            raw = re.sub(key + r': ("[^"]*"|[^,}]+)', lambda _: what, text, count=1).encode()
+        (d / "attribution.json").write_bytes(raw)
+        rehash(d)
+
     def unlisted_file(d: Path, rng: random.Random) -> None:
         (d / rng.choice(["notes.txt", "cameras.mp4", ".hidden"])).write_bytes(rng.randbytes(99))
 
@@ -267,6 +310,8 @@ def mutations(outside: Path, sidecar_mp4: bytes) -> dict[str, Mutation]:
         "symlink_to_copy_outside": symlink_to_copy_outside,
         "unreadable": unreadable,
         "sidecar": sidecar,
+        "fifo": fifo,
+        "strict_json": strict_json,
         "unlisted_file": unlisted_file,
         "manifest_reindent": manifest_reindent,
         "attribution_extra_env": attribution_extra_env,
@@ -413,7 +458,7 @@ def test_fuzzed_bundles_are_one_line_or_identical(bases, fuzz_kit, tmp_path, cap
     by_kind, outcomes, by_base, crashes = fuzz(bases, fuzz_kit, tmp_path)
     with capsys.disabled():
         show(by_kind, outcomes, by_base, crashes)
-    assert sum(by_kind.values()) == 22 * (10 + 6 * 3) >= 500
+    assert sum(by_kind.values()) == 24 * (10 + 6 * 3) >= 500
     assert set(by_base) == {"synth", *CODECS}
     assert crashes == []
 
@@ -428,7 +473,7 @@ def test_fuzzed_sim_bundle_is_one_line_or_identical(fuzz_kit, tmp_path, capsys):
     by_kind, outcomes, by_base, crashes = fuzz({"sim": base}, fuzz_kit, tmp_path)
     with capsys.disabled():
         show(by_kind, outcomes, by_base, crashes)
-    assert sum(by_kind.values()) == 22 * 5
+    assert sum(by_kind.values()) == 24 * 5
     assert crashes == []
 
 
@@ -478,10 +523,10 @@ def test_batch_over_fuzzed_bundles_records_each_failure_and_judges_each_good_onc
         for kind in sorted(CANNOT_MATTER):
             good.append(make_case(bases[base], fuzz_kit, kind, case_seed(base, kind, 0),
                                   runs / f"{kind}-{base}-0"))
-    assert len(bad) == 22 - len(CANNOT_MATTER) and len(good) == 7 + 2 * 4
+    assert len(bad) == 24 - len(CANNOT_MATTER) and len(good) == 7 + 2 * 3
     hashes = {g.name: claimed_bundle_hash(str(g)) for g in good}
-    # unlisted file, re-indented manifest, symlink to a copy: the base's hash; an extra env
-    # field: a bundle of its own
+    # unlisted file, re-indented manifest: the base's hash; an extra env field: a bundle of
+    # its own
     assert len(set(hashes.values())) == 7 + 2
     url = f"sqlite:///{tmp_path / 'ledger.db'}"
     proc = subprocess.run([sys.executable, "-m", "rcjudge.cli", "batch", str(runs),

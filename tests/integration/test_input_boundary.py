@@ -5,6 +5,7 @@ and cost only that bundle. Plus the small input items of issue 28."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -43,6 +44,19 @@ def bad_zip(tmp_path: Path) -> str:
     path = tmp_path / "bad.zip"
     path.write_bytes(b"PK\x03\x04 this is not a zip archive")
     return f"zip://run-1::{path}"
+
+
+def batch_cli(source: Path, tmp_path: Path) -> tuple[subprocess.CompletedProcess, str]:
+    """``rcjudge batch SOURCE --json`` with the fake judge version into a fresh ledger:
+    (the finished process, the ledger URL)."""
+    from tests.integration.test_batch_errors import fake_version
+
+    url = f"sqlite:///{tmp_path / 'ledger.db'}"
+    proc = subprocess.run([sys.executable, "-m", "rcjudge.cli", "batch", str(source),
+                           "--judge", str(fake_version(tmp_path)), "--db", url, "--json"],
+                          capture_output=True, text=True, timeout=600,
+                          env={**os.environ, "RAY_AUTH_MODE": "disabled"})
+    return proc, url
 
 
 def test_zero_length_sidecar_is_one_line(bundle_copy, capsys):
@@ -174,7 +188,6 @@ def test_batch_records_each_bad_input_and_judges_the_good(make_bundles, tmp_path
     import json
 
     from judge.ledgers.store import Ledger
-    from tests.integration.test_batch_errors import fake_version
 
     good = make_bundles(2, seed=11, width=96, height=64, fps=5)
     zero = tmp_path / "zero"
@@ -184,11 +197,7 @@ def test_batch_records_each_bad_input_and_judges_the_good(make_bundles, tmp_path
     uri = bad_zip(tmp_path)
     listing = tmp_path / "runs.txt"
     listing.write_text("\n".join([str(good[0]), uri, str(zero), str(loop), str(good[1])]))
-    url = f"sqlite:///{tmp_path / 'ledger.db'}"
-    proc = subprocess.run([sys.executable, "-m", "rcjudge.cli", "batch", str(listing),
-                           "--judge", str(fake_version(tmp_path)), "--db", url, "--json"],
-                          capture_output=True, text=True, timeout=300,
-                          env={**os.environ, "RAY_AUTH_MODE": "disabled"})
+    proc, url = batch_cli(listing, tmp_path)
     assert proc.returncode == 1, proc.stderr[-2000:]
     s = json.loads(proc.stdout)
     assert (s["total"], s["judged"], s["failed"]) == (5, 2, 3)
@@ -199,3 +208,29 @@ def test_batch_records_each_bad_input_and_judges_the_good(make_bundles, tmp_path
     assert error == "VideoError" and message.startswith(f"{mp4}: not a readable video file (")
     with Ledger.open(url) as ledger:
         assert ledger.judged_run_ids("fake-errors") == {g.name for g in good}
+
+
+def test_a_list_file_naming_one_bundle_10000_times_names_it_once(make_bundles, tmp_path):
+    """Issue 36 item 8: every spelling of one path, 10,000 lines: one URI to verify (before:
+    10,000, each verified in turn, 9,892 in 570 s)."""
+    good = make_bundles(2, seed=13, width=96, height=64, fps=5)
+    lists = tmp_path / "lists"
+    lists.mkdir()
+    os.symlink(good[0], lists / "b")
+    spellings = ["b", "./b", "b/", "b//", f"{lists}/b", f"{lists}/./b/", "x/../b"]
+    lines = [spellings[i % len(spellings)] for i in range(10_000)] + [str(good[1]), "b"]
+    (lists / "runs.txt").write_text("\n".join(lines) + "\n")
+    assert resolve_sources(str(lists / "runs.txt")) == [str(lists / "b"), str(good[1])]
+
+
+@pytest.mark.ray
+def test_a_batch_over_10000_lines_of_one_bundle_verifies_it_once(make_bundles, tmp_path):
+    good = make_bundles(2, seed=13, width=96, height=64, fps=5)
+    listing = tmp_path / "runs.txt"
+    listing.write_text(f"{good[0]}\n" * 10_000)
+    proc, _ = batch_cli(listing, tmp_path)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    s = json.loads(proc.stdout)
+    print(f"\n10,000 lines of one bundle: total {s['total']}, judged {s['judged']}, judging "
+          f"{s['seconds']} s")
+    assert (s["total"], s["judged"], s["skipped"], s["failed"]) == (1, 1, 0, 0)

@@ -221,8 +221,8 @@ def test_truth_labels_label_exactly_the_runs_a_review_queue_file_names(make_bund
 
 @pytest.mark.parametrize(("text", "message"), [
     (None, "--runs {f}: file not found"),
-    ("{", "--runs {f}: not valid JSON: Expecting property name enclosed in double quotes: "
-          "line 1 column 2 (char 1)"),
+    ("{", "--runs {f}: not valid JSON: Expecting property name enclosed in double quotes "
+          "(line 1, column 2)"),
     ('["synth-0004-0001"]', '--runs {f}: expected the JSON of `rcjudge review next --json` '
                             '(an object with a "picks" list)'),
     ('{"picks": [{"run_id": "synth-0004-0001"}, {"rank": 2}]}',

@@ -27,7 +27,6 @@ import gc
 import json
 import re
 import shutil
-import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -188,10 +187,9 @@ def import_bag(bag: str | Path, mapping_path: str | Path, out: str | Path,
     for f in folders.values():
         if f.exists():
             raise RosbagError(f"{f}: already exists; bundles are never overwritten")
-    from judge.bundle.create import assemble_bundle
+    from judge.bundle.create import assemble_bundle, staging_folder
 
-    out_dir.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{stem}.", dir=out_dir))
+    staging = staging_folder(out_dir, f".{stem}.")
     results = []
     try:
         built = []

@@ -261,7 +261,7 @@ def _bag_source(args: argparse.Namespace) -> tuple[list[str], Any]:
 def _cmd_batch(args: argparse.Namespace) -> int:
     from judge.batch.plan import check_overrides, parse_per_model
     from judge.batch.run import BatchError, check_max_in_flight, run_batch
-    from judge.batch.sources import resolve_sources
+    from judge.batch.sources import find_sources
     from judge.ensemble.version import load_judge_version
     from judge.ledgers.store import Ledger
     from judge.preflight.doctor import refuse_on_red
@@ -273,12 +273,16 @@ def _cmd_batch(args: argparse.Namespace) -> int:
     if args.report:
         check_report_path(args.report)
     bags = how = None
+    passed_over: list[str] = []
     if args.mapping:
         uris, bags, how = [], *_bag_source(args)
     else:
         if args.bundles_dir:
             raise BatchError("--bundles-dir: where bags' bundles go; it needs --mapping")
-        uris = resolve_sources(args.source)
+        found = find_sources(args.source)
+        uris, passed_over = found.uris, found.passed_over
+        if passed_over:  # a converter's side files beside the bundles: not failures
+            print(f"rcjudge: note: {found.note()}", file=sys.stderr)
     version = load_judge_version(args.judge)
     check_overrides(version, replicas, "--replicas")
     check_overrides(version, batch_size, "--batch-size")
@@ -298,6 +302,8 @@ def _cmd_batch(args: argparse.Namespace) -> int:
                 uris = [u for b in bags for u in cached_bundles(b, how) or []]
             summary_labels = _label_batch(ledger, args.dataset, uris, version.name)
     out = summary.as_dict()
+    if passed_over:
+        out["passed_over"] = passed_over
     if args.dataset:
         out["dataset"] = summary_labels
     if args.report:

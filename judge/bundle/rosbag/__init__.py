@@ -38,7 +38,14 @@ from judge.bundle.rosbag.bag import Bag, field, open_bag, stamp_ns
 from judge.bundle.rosbag.cameras import IMAGE_TYPES, Track
 from judge.bundle.rosbag.mapping import Mapping, RosbagError, load_mapping
 from judge.bundle.rosbag.signals import Series, build_signals
-from judge.bundle.rosbag.timing import check_order, chosen, notes, report, seconds
+from judge.bundle.rosbag.timing import (
+    check_order,
+    chosen,
+    joint_report,
+    notes,
+    report,
+    seconds,
+)
 from judge.bundle.transcode import EncodeOptions
 
 __all__ = ["RosbagError", "import_bag", "list_bag"]
@@ -292,11 +299,16 @@ def _read(b: Bag, mapping: Mapping, episodes: str | None, encode: EncodeOptions 
     for topic, s in series.items():  # JointState: per joint, in signals (partial messages)
         if _norm(types[topic]) != JOINT_TYPE:
             check_order(s.t_ns, f"{b.path}: topic {topic}")
-    return [_episode(b, mapping, i, cuts[i], tracks[i], series) for i in chosen_eps]
+    return [_episode(b, mapping, types, i, cuts[i], tracks[i], series) for i in chosen_eps]
 
 
-def _episode(b: Bag, mapping: Mapping, i: int, cut: tuple[int, int], tracks: dict[str, Track],
-             series: dict[str, Series]) -> tuple:
+def _joints(names: list[str]) -> str:
+    """A set of joints as a note names it: ``a, b`` or ``first, …, last``."""
+    return ", ".join(names) if len(names) <= 3 else f"{names[0]}, …, {names[-1]}"
+
+
+def _episode(b: Bag, mapping: Mapping, types: dict[str, str], i: int, cut: tuple[int, int],
+             tracks: dict[str, Track], series: dict[str, Series]) -> tuple:
     where = f"{b.path}: episode {i}"
     for name, tr in tracks.items():
         if not tr.t_ns:
@@ -306,8 +318,8 @@ def _episode(b: Bag, mapping: Mapping, i: int, cut: tuple[int, int], tracks: dic
             raise RosbagError(f"{b.path}: topic {tr.topic}: camera {name} has no frames in "
                               f"episode {i}{span}")
     ep = {t: _cut(s, *cut) for t, s in series.items()}
-    signal_topics = [t for t in mapping.topics().values() if t in ep
-                     and t != mapping.episodes.topic]
+    signal_topics = list(dict.fromkeys(  # a topic read for two roles is reported once
+        t for t in mapping.topics().values() if t in ep and t != mapping.episodes.topic))
     for t in signal_topics:
         if not len(ep[t].t_ns):
             raise RosbagError(f"{b.path}: topic {t}: no message in episode {i}")
@@ -329,7 +341,15 @@ def _episode(b: Bag, mapping: Mapping, i: int, cut: tuple[int, int], tracks: dic
                          "episode's first keyframe dropped")
     for t in signal_topics:
         s = ep[t]
-        channels[t] = r = report(s.t_ns, s.stamp_ns, s.log_ns, end, t0)
+        if _norm(types[t]) == JOINT_TYPE:
+            channels[t] = r = joint_report([tuple(m.name) for m in s.msgs], s.t_ns,
+                                           s.stamp_ns, s.log_ns, end, t0)
+            for g in r.get("groups", []):  # partial messages: each set of joints on its own
+                lines += notes(f"{t} ({_joints(g['joints'])})", g)
+            if "groups" in r:
+                continue
+        else:
+            channels[t] = r = report(s.t_ns, s.stamp_ns, s.log_ns, end, t0)
         lines += notes(t, r)
     first_msgs = {t: s.msgs[0] for t, s in ep.items() if s.msgs}
     return (i, cut, t0, end, cams, hows, signals, {"channels": channels, "notes": lines},

@@ -130,18 +130,29 @@ def _cmd_import_rosbag(args: argparse.Namespace) -> int:
     if not args.mapping or not args.out:
         raise JudgeError("rcjudge import rosbag: give --mapping FILE and --out DIR (or --list)")
     encode = _usage(lambda: EncodeOptions(keyframe_s=args.keyframe_s, crf=args.crf))
-    rows = []
-    for bag in args.bags:
-        done = import_bag(bag, args.mapping, args.out, args.episodes, progress=True,
-                          encode=encode)
+    from judge.bundle.rosbag.bag import recordings
+
+    rows: list[dict] = []
+
+    def emit() -> None:
+        _emit(rows, args.json, lambda rs: "\n".join(
+            f"{r['bag']} episode {r['episode']}: {r['bundle']} ("
+            + ", ".join(f"{n} {c['frames']} frames {c['mode']}" for n, c in
+                        r["cameras"].items()) + ")" for r in rs))
+
+    for parts in recordings(args.bags):  # a split recording's parts: one bag
+        try:
+            done = import_bag(parts if len(parts) > 1 else parts[0], args.mapping, args.out,
+                              args.episodes, progress=True, encode=encode)
+        except RcjudgeError:
+            if rows:  # the bags before this one are written: say which
+                emit()
+            raise
         for r in done:
             for line in r["notes"]:
                 print(f"rcjudge: note: {r['bundle']}: {line}", file=sys.stderr)
         rows += done
-    _emit(rows, args.json, lambda rs: "\n".join(
-        f"{r['bag']} episode {r['episode']}: {r['bundle']} ("
-        + ", ".join(f"{n} {c['frames']} frames {c['mode']}" for n, c in r["cameras"].items())
-        + ")" for r in rs))
+    emit()
     return 0
 
 

@@ -3,12 +3,13 @@
 ``rcjudge import rosbag BAG… --mapping FILE --out DIR [--episodes …]`` (``docs/rosbag.md``).
 The stable entry points::
 
-    import_bag(bag: str | Path, mapping_path: str | Path, out: str | Path,
-               episodes: str | None = None, progress: bool | None = None,
+    import_bag(bag: str | Path | Sequence[str | Path], mapping_path: str | Path,
+               out: str | Path, episodes: str | None = None, progress: bool | None = None,
                encode: EncodeOptions | None = None) -> list[dict]
     list_bag(bag: str | Path) -> dict
 
-``import_bag`` writes one bundle per episode (``DIR/<bag>-ep<NNN>``) through
+``import_bag`` writes one bundle per episode (``DIR/<bag>-ep<NNN>``; a split recording,
+its parts given as a list, is one bag named without its part number) through
 :func:`judge.bundle.create.assemble_bundle` and returns one summary per bundle written
 (``episode``, ``bundle``, ``bundle_hash``, ``cut``, ``frames``, ``cameras``, ``channels``,
 ``notes``). ``list_bag`` returns the bag's storage, topics (type, count, rate) and a
@@ -27,14 +28,14 @@ import gc
 import json
 import re
 import shutil
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from judge.bundle.rosbag.bag import Bag, field, open_bag, stamp_ns
+from judge.bundle.rosbag.bag import SPLIT_PART, Bag, field, open_bag, split_hint, stamp_ns
 from judge.bundle.rosbag.cameras import IMAGE_TYPES, Track
 from judge.bundle.rosbag.mapping import Mapping, RosbagError, load_mapping
 from judge.bundle.rosbag.signals import Series, build_signals
@@ -47,6 +48,7 @@ from judge.bundle.rosbag.timing import (
     seconds,
 )
 from judge.bundle.transcode import EncodeOptions
+from judge.tasks import check_task
 
 __all__ = ["RosbagError", "import_bag", "list_bag"]
 
@@ -96,8 +98,8 @@ def _cuts(b: Bag, mapping: Mapping, markers: list[tuple[int, Any]]) -> list[tupl
                 for a, z in e.ranges or []]
     cuts, open_at = [], None
     for ns, msg in markers:
-        text = str(field(msg, e.field, f"{b.path}: topic {e.topic}"))
-        where = f"{b.path}: topic {e.topic}: marker {text!r} at {(ns - b.start_ns) / 1e9:.3f} s"
+        text = str(field(msg, e.field, f"{b.where}: topic {e.topic}"))
+        where = f"{b.where}: topic {e.topic}: marker {text!r} at {(ns - b.start_ns) / 1e9:.3f} s"
         if text == e.start:
             if open_at is not None:
                 raise RosbagError(f"{where}: an episode is already open (since "
@@ -105,17 +107,18 @@ def _cuts(b: Bag, mapping: Mapping, markers: list[tuple[int, Any]]) -> list[tupl
             open_at = ns
         elif text == e.stop:
             if open_at is None:
-                raise RosbagError(f"{where}: no episode is open")
+                hint = split_hint(b.path) if len(b.paths) == 1 else ""
+                raise RosbagError(f"{where}: no episode is open{hint}")
             cuts.append((open_at, ns))
             open_at = None
     if open_at is not None:
         cuts.append((open_at, b.end_ns + 1))
     if not cuts:
-        raise RosbagError(f"{b.path}: topic {e.topic}: no {e.start!r} marker; no episode")
+        raise RosbagError(f"{b.where}: topic {e.topic}: no {e.start!r} marker; no episode")
     return cuts
 
 
-def _select(spec: str | None, n: int, bag: Path) -> list[int]:
+def _select(spec: str | None, n: int, bag: str) -> list[int]:
     """``--episodes "0,2-3"`` -> indices (each must exist); None -> all."""
     if not spec:
         return list(range(n))
@@ -173,22 +176,28 @@ def _collector_paused() -> Iterator[None]:
             gc.enable()
 
 
-def import_bag(bag: str | Path, mapping_path: str | Path, out: str | Path,
-               episodes: str | None = None, progress: bool | None = None,
+def import_bag(bag: str | Path | Sequence[str | Path], mapping_path: str | Path,
+               out: str | Path, episodes: str | None = None, progress: bool | None = None,
                encode: EncodeOptions | None = None) -> list[dict]:
     """Write one bundle per (selected) episode of ``bag`` under ``out``; a summary each.
 
-    Every episode is read and checked before anything is written; the bundles then go to a
-    staging folder in ``out`` and are renamed into place together. An existing bundle
-    folder is never overwritten.
+    ``bag`` is one bag, or the parts of one split recording (:func:`.bag.recordings`),
+    read in time order as one. Every episode is read and checked before anything is
+    written; the bundles then go to a staging folder in ``out`` and are renamed into place
+    together. An existing bundle folder is never overwritten.
     """
     mapping = load_mapping(mapping_path)
-    path = Path(bag)
-    with open_bag(path) as b, _collector_paused():
+    static_task = (mapping.attribution.get("task") or {}).get("id")
+    if isinstance(static_task, str) and "task.id" not in mapping.attribution_from:
+        check_task(static_task, str(mapping_path))  # before the bag is read
+    with open_bag(bag) as b, _collector_paused():
         episodes_data = _read(b, mapping, episodes, encode, bool(progress))
         custom = b.custom_data()
         storage, bag_start, bag_end = b.storage, b.start_ns, b.end_ns
-    stem = re.sub(r"[^A-Za-z0-9_.-]+", "_", path.name.removesuffix(path.suffix) or path.name)
+        path, parts, where = b.path, b.paths, b.where
+    m = SPLIT_PART.fullmatch(path.name) if len(parts) > 1 else None
+    name = m["name"] if m else path.name.removesuffix(path.suffix) or path.name
+    stem = re.sub(r"[^A-Za-z0-9_.-]+", "_", name)
     out_dir = Path(out)
     folders = {i: out_dir / f"{stem}-ep{i:03d}" for i, *_ in episodes_data}
     for f in folders.values():
@@ -207,20 +216,26 @@ def import_bag(bag: str | Path, mapping_path: str | Path, out: str | Path,
             for name, src in mapping.attribution_from.items():
                 if src.custom_data is not None:
                     if src.custom_data not in custom:
-                        raise RosbagError(f"{path}: attribution {name}: metadata.yaml "
+                        raise RosbagError(f"{where}: attribution {name}: metadata.yaml "
                                           f"custom_data has no key {src.custom_data!r} (has "
                                           f"{', '.join(sorted(custom)) or 'none'})")
                     _set(attr, name, custom[src.custom_data])
                 else:
                     msg = first_msgs.get(str(src.topic))
                     if msg is None:
-                        raise RosbagError(f"{path}: topic {src.topic}: no message in episode "
+                        raise RosbagError(f"{where}: topic {src.topic}: no message in episode "
                                           f"{i} for attribution {name}")
-                    _set(attr, name, field(msg, src.field, f"{path}: topic {src.topic}"))
+                    _set(attr, name, field(msg, src.field, f"{where}: topic {src.topic}"))
             source = {"kind": "rosbag", "bag": str(path.resolve()), "storage": storage,
                       "topics": mapping.topics(), "episode": i,
                       "cut": {"mode": mapping.episodes.cut, "start_ns": cut[0],
                               "stop_ns": cut[1], "t0_ns": t0, "end_ns": end}}
+            if len(parts) > 1:  # a split recording: every part, in time order
+                source["parts"] = [str(p.resolve()) for p in parts]
+            task = (attr.get("task") or {}).get("id") if isinstance(attr.get("task"),
+                                                                    dict) else None
+            if isinstance(task, str):
+                check_task(task, f"{where}: episode {i}")
             env = attr.get("env") if isinstance(attr.get("env"), dict) else {}
             env["source"] = source
             attr["env"] = env
@@ -228,7 +243,7 @@ def import_bag(bag: str | Path, mapping_path: str | Path, out: str | Path,
                                        source=str(mapping_path),
                                        gripper=mapping.gripper_record())
             built.append(i)
-            results.append({"bag": str(path), "episode": i, "bundle": str(folders[i]),
+            results.append({"bag": where, "episode": i, "bundle": str(folders[i]),
                             "bundle_hash": manifest.bundle_hash, "cut": source["cut"],
                             "frames": {c.name: len(c.t) for c in cams}, "cameras": hows,
                             "channels": extra["channels"], "notes": extra["notes"]})
@@ -255,7 +270,7 @@ def _read(b: Bag, mapping: Mapping, episodes: str | None, encode: EncodeOptions 
                 column.append(value)
     marks = rows.get(str(marker), ([], [], []))
     cuts = _cuts(b, mapping, list(zip(marks[0], marks[2], strict=True)))
-    chosen_eps = _select(episodes, len(cuts), b.path)
+    chosen_eps = _select(episodes, len(cuts), b.where)
     counts = b.topics()
     span = (b.end_ns - b.start_ns) / 1e9
     tracks = {i: {name: Track(name, topic, _norm(types[topic]), (counts[topic].count - 1) / span
@@ -286,7 +301,7 @@ def _read(b: Bag, mapping: Mapping, episodes: str | None, encode: EncodeOptions 
             prev = last.get(topic)
             if prev is not None and t <= prev[0]:
                 k = prev[1]
-                raise RosbagError(f"{b.path}: topic {topic}: timestamps out of order: message "
+                raise RosbagError(f"{b.where}: topic {topic}: timestamps out of order: message "
                                   f"{k + 1} at {seconds(t)} s is not after message {k} at "
                                   f"{seconds(prev[0])} s")
             last[topic] = (t, 0 if prev is None else prev[1] + 1)
@@ -298,7 +313,7 @@ def _read(b: Bag, mapping: Mapping, episodes: str | None, encode: EncodeOptions 
     series = {t: _series(t, r) for t, r in rows.items()}
     for topic, s in series.items():  # JointState: per joint, in signals (partial messages)
         if _norm(types[topic]) != JOINT_TYPE:
-            check_order(s.t_ns, f"{b.path}: topic {topic}")
+            check_order(s.t_ns, f"{b.where}: topic {topic}")
     return [_episode(b, mapping, types, i, cuts[i], tracks[i], series) for i in chosen_eps]
 
 
@@ -309,20 +324,20 @@ def _joints(names: list[str]) -> str:
 
 def _episode(b: Bag, mapping: Mapping, types: dict[str, str], i: int, cut: tuple[int, int],
              tracks: dict[str, Track], series: dict[str, Series]) -> tuple:
-    where = f"{b.path}: episode {i}"
+    where = f"{b.where}: episode {i}"
     for name, tr in tracks.items():
         if not tr.t_ns:
             span = "" if mapping.episodes.cut == "bag" else (
                 f" ({(cut[0] - b.start_ns) / 1e9:.3f}-{(cut[1] - b.start_ns) / 1e9:.3f} s of "
                 "the bag)")
-            raise RosbagError(f"{b.path}: topic {tr.topic}: camera {name} has no frames in "
+            raise RosbagError(f"{b.where}: topic {tr.topic}: camera {name} has no frames in "
                               f"episode {i}{span}")
     ep = {t: _cut(s, *cut) for t, s in series.items()}
     signal_topics = list(dict.fromkeys(  # a topic read for two roles is reported once
         t for t in mapping.topics().values() if t in ep and t != mapping.episodes.topic))
     for t in signal_topics:
         if not len(ep[t].t_ns):
-            raise RosbagError(f"{b.path}: topic {t}: no message in episode {i}")
+            raise RosbagError(f"{b.where}: topic {t}: no message in episode {i}")
     firsts = [tr.t_ns[0] for tr in tracks.values()] + [int(ep[t].t_ns[0]) for t in signal_topics]
     lasts = [tr.t_ns[-1] for tr in tracks.values()] + [int(ep[t].t_ns[-1]) for t in signal_topics]
     t0, end = min(firsts), max(lasts)
@@ -351,6 +366,11 @@ def _episode(b: Bag, mapping: Mapping, types: dict[str, str], i: int, cut: tuple
         else:
             channels[t] = r = report(s.t_ns, s.stamp_ns, s.log_ns, end, t0)
         lines += notes(t, r)
+    e = mapping.episodes
+    if e.cut == "markers" and cut[1] == b.end_ns + 1:  # a start without its stop
+        hint = split_hint(b.path) if len(b.paths) == 1 else ""
+        lines.append(f"{e.topic}: no {e.stop!r} marker after the episode's {e.start!r}: it "
+                     f"runs to the bag's end{hint}")
     first_msgs = {t: s.msgs[0] for t, s in ep.items() if s.msgs}
     return (i, cut, t0, end, cams, hows, signals, {"channels": channels, "notes": lines},
             first_msgs)

@@ -156,6 +156,25 @@ def _cmd_import_rosbag(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_tasks_add(args: argparse.Namespace) -> int:
+    from judge.tasks import add_task, home_file
+
+    task, new = add_task(args.task_id, args.instruction)
+    _emit({**task.as_dict(), "added": new, "file": str(home_file())}, args.json,
+          lambda d: f"{d['id']}: {'added to' if d['added'] else 'already in'} {d['file']}")
+    return 0
+
+
+def _cmd_tasks_list(args: argparse.Namespace) -> int:
+    from judge.tasks import catalog
+
+    rows = [t.as_dict() for t in catalog().values()]
+    width = max((len(r["id"]) for r in rows), default=0)
+    _emit(rows, args.json, lambda rs: "\n".join(
+        f"{r['id']:<{width}}  ({r['source']})  {r['instruction']}" for r in rs))
+    return 0
+
+
 def _format_bag_list(r: dict) -> str:
     lines = [f"{r['bag']}: {r['storage']}, {r['duration_s']} s, {len(r['topics'])} topics"]
     width = max([len(t["topic"]) for t in r["topics"]] + [5])
@@ -926,6 +945,19 @@ def register(sub: argparse._SubParsersAction) -> None:
     from judge.preflight.cli import register_fetch
 
     register_fetch(models)  # rcjudge models fetch
+
+    tasks = sub.add_parser("tasks", help="the task catalog: the instruction a judge is given "
+                           "for each task.id (docs/judging.md)").add_subparsers(
+        dest="tasks_command", required=True, metavar="COMMAND")
+    p = tasks.add_parser("add", help="add a task to $RCJUDGE_HOME/tasks.yaml (an id keeps its "
+                         "instruction)")
+    p.add_argument("task_id", metavar="TASK_ID")
+    p.add_argument("instruction", metavar="INSTRUCTION", help="one line, as the judge asks it")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=_cmd_tasks_add)
+    p = tasks.add_parser("list", help="every task: the package's and $RCJUDGE_HOME/tasks.yaml's")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=_cmd_tasks_list)
 
     judges = sub.add_parser("judges", help="judge versions and their fingerprints").add_subparsers(
         dest="judges_command", required=True, metavar="COMMAND")

@@ -39,6 +39,7 @@ from judge.bundle.transcode import EncodeOptions, Ingested, ingest_video
 from judge.bundle.write import write_mcap
 from judge.config import load_yaml, resolve_gripper
 from judge.errors import BundleError, SignalTableError
+from judge.tasks import check_task
 
 MCAP_NAME = "rollout.mcap"
 JOINT_FIELDS = ("position", "velocity", "effort")
@@ -144,6 +145,7 @@ def create_bundle(videos: dict[str, str], signals: str, attribution: str, out: s
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise BundleError(f"{attribution}: not valid JSON: {exc}") from None
     validate_attribution(attr, attribution)
+    check_task(attr["task"]["id"], attribution)  # before any video is read
     record = gripper_record(gripper) if gripper is not None else None
     table = read_signal_table(signals)
     start_ns = 0
@@ -197,7 +199,8 @@ def assemble_bundle(out: str | Path, cameras: list[VideoPackets], signals: Signa
         out: bundle folder to create.
         cameras: exactly three cameras' H.264 Annex B access units (no B-frames).
         signals: joint and gripper streams, times in seconds from t = 0.
-        attribution: the attribution fields (validated: all 11 required).
+        attribution: the attribution fields (validated: all 11 required, and a task the
+            catalog has, :func:`judge.tasks.check_task`).
         start_ns: wall-clock time of t = 0, nanoseconds since the epoch.
         unlisted: files written into the folder but not listed in the manifest (name ->
             bytes), e.g. a generator's ``truth.json``: never part of the bundle.
@@ -211,6 +214,7 @@ def assemble_bundle(out: str | Path, cameras: list[VideoPackets], signals: Signa
         raise BundleError(f"cameras: expected {REQUIRED_CAMERAS}, got {len(cameras)} "
                           f"({', '.join(c.name for c in cameras) or 'none'})")
     validate_attribution(attribution, source)
+    check_task(attribution["task"]["id"], source)
     tmp = staging_folder(out_path.parent, f".{out_path.name}.")
     try:
         write_mcap(tmp / MCAP_NAME, cameras, signals, start_ns, gripper)

@@ -38,6 +38,10 @@ def inspect_bundle(uri: str, judge: str | None = None) -> dict[str, Any]:
 
     warnings = gripper_warnings(streams.signals, resolve_gripper(streams.metadata.get(
         GRIPPER_META)), settings.contacts.force_on_n, settings.fingers)
+    from judge.tasks import catalog, unknown_message
+
+    if bundle.attribution.task.id not in catalog():  # judging would refuse it
+        warnings.append(unknown_message(bundle.attribution.task.id))
     duration = streams.duration_s
     cameras = {}
     for name, v in sorted(streams.videos.items()):

@@ -42,7 +42,7 @@ ATTRIBUTION = {
     "policy": {"vendor": "lab", "name": "pi0", "version": "1", "checkpoint": "ck1"},
     "body": {"arm": "panda", "hand": "franka-hand", "dof": 7, "mount_h_mm": 800,
              "calibrated_at": "2026-01-01"},
-    "task": {"id": "pick", "tier": "A"},
+    "task": {"id": "tabletop.pick_place.cube_001", "tier": "A"},
 }
 MAPPING = {
     "cameras": {"front": "/cam/front", "side": "/cam/side/compressed", "wrist": "/cam/wrist"},
@@ -237,14 +237,15 @@ def test_stamp_zero_uses_log_time_and_drops_jumps_stops_are_reported(tmp_path):
 
 def test_attribution_from_custom_data_and_a_topic(tmp_path):
     bag = write_bag(tmp_path / "b", "mcap", BagSpec(seconds=0.5, custom_data={"ckpt": "c-77"},
-                                                    task="stack-cups"))
+                                                    task="tabletop.pick_place.mug_022"))
     attr = json.loads(json.dumps(ATTRIBUTION))
     del attr["policy"]["checkpoint"], attr["task"]["id"]
     m = mapping_file(tmp_path, attribution=attr, attribution_from={
         "policy.checkpoint": {"custom_data": "ckpt"}, "task.id": {"topic": "/task"}})
     r = import_bag(bag, m, tmp_path / "out")[0]
     got = json.loads((Path(r["bundle"]) / "attribution.json").read_text())
-    assert got["policy"]["checkpoint"] == "c-77" and got["task"]["id"] == "stack-cups"
+    assert got["policy"]["checkpoint"] == "c-77"
+    assert got["task"]["id"] == "tabletop.pick_place.mug_022"
 
 
 def test_list_prints_topics_and_a_starter_mapping(bags, tmp_path, capsys):

@@ -185,9 +185,9 @@ def test_markers_cut_two_episodes_with_their_own_frames_and_contacts(storage, tm
         frames = frames_of(r["bundle"])
         assert frames["front"][0] == list(range(a, z))
         assert frames["side"][0] == list(range(a, z))
-        # CompressedVideo cut mid-GOP (keyframe every 5): starts at the next keyframe
-        k0 = -(-a // 5) * 5
-        assert frames["wrist"][0] == list(range(k0, z))
+        # CompressedVideo cut mid-GOP (keyframe every 5): decoded from the keyframe before
+        # the cut, its opening re-encoded: the camera starts with the episode
+        assert frames["wrist"][0] == list(range(a, z))
         contacts = [(c["kind"], c["t"]) for c in inspect_bundle(r["bundle"])["contacts"]]
         t0 = a / 10  # t = 0 is the episode's first message: front frame a
         grasp = spec.contacts[r["episode"]][0] - t0
@@ -195,8 +195,10 @@ def test_markers_cut_two_episodes_with_their_own_frames_and_contacts(storage, tm
         cut = json.loads((Path(r["bundle"]) / "attribution.json").read_text())[
             "env"]["source"]["cut"]
         assert cut["mode"] == "markers"
-    assert rows[0]["cameras"]["wrist"]["skipped_before_keyframe"] == 3  # frames 2, 3, 4
-    assert any("before the episode's first keyframe" in n for n in rows[0]["notes"])
+    # frames 2, 3, 4 re-encoded from keyframe 0; 22, 23, 24 from 20
+    assert [r["cameras"]["wrist"]["reencoded_before_keyframe"] for r in rows] == [3, 3]
+    assert [r["cameras"]["wrist"]["mode"] for r in rows] == ["copy", "copy"]
+    assert rows[0]["notes"] == rows[1]["notes"] == []
 
 
 def test_ranges_and_episode_selection(bags, tmp_path):

@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from judge.bundle.rosbag.bag import SPLIT_PART, Bag, field, open_bag, split_hint, stamp_ns
-from judge.bundle.rosbag.cameras import IMAGE_TYPES, Track
+from judge.bundle.rosbag.cameras import IMAGE_TYPES, Track, keyframe
 from judge.bundle.rosbag.mapping import Mapping, RosbagError, load_mapping
 from judge.bundle.rosbag.signals import Series, build_signals
 from judge.bundle.rosbag.timing import (
@@ -44,6 +44,7 @@ from judge.bundle.rosbag.timing import (
     chosen,
     joint_report,
     notes,
+    period_s,
     report,
     seconds,
 )
@@ -53,6 +54,8 @@ from judge.tasks import check_task
 __all__ = ["RosbagError", "import_bag", "list_bag"]
 
 JOINT_TYPE = "sensor_msgs/msg/JointState"
+VIDEO_TYPE = "foxglove_msgs/msg/CompressedVideo"
+MAX_OPENING = 1800  # messages kept from the last keyframe (60 s at 30 fps); beyond: none
 WRENCH_TYPE = "geometry_msgs/msg/WrenchStamped"
 STRING_TYPE = "std_msgs/msg/String"
 
@@ -286,6 +289,10 @@ def _read(b: Bag, mapping: Mapping, episodes: str | None, encode: EncodeOptions 
     # per camera topic, the tracks it feeds: (episode's [start, stop), track)
     feeds = {topic: [(cuts[i][0], cuts[i][1], tracks[i][name]) for i in chosen_eps]
              for topic, name in by_topic.items()}
+    # per CompressedVideo topic: its messages since the last keyframe (None: none yet), so
+    # an episode cut between keyframes decodes from the keyframe before the cut
+    gops: dict[str, list[bytes] | None] = {t: None for t in by_topic
+                                           if _norm(types[t]) == VIDEO_TYPE}
     try:
         for topic, ns, msg in b.messages(rest):
             step()
@@ -305,9 +312,12 @@ def _read(b: Bag, mapping: Mapping, episodes: str | None, encode: EncodeOptions 
                                   f"{k + 1} at {seconds(t)} s is not after message {k} at "
                                   f"{seconds(prev[0])} s")
             last[topic] = (t, 0 if prev is None else prev[1] + 1)
+            gop = gops.get(topic)
             for a, z, track in feed:  # ranges may overlap: a frame can be in two episodes
                 if a <= t < z:
-                    track.add(t, st, ns, msg)
+                    track.add(t, st, ns, msg, gop)
+            if topic in gops:
+                gops[topic] = _gop(gop, bytes(msg.data), str(msg.format).lower())
     finally:
         bar.close()
     series = {t: _series(t, r) for t, r in rows.items()}
@@ -320,6 +330,17 @@ def _read(b: Bag, mapping: Mapping, episodes: str | None, encode: EncodeOptions 
 def _joints(names: list[str]) -> str:
     """A set of joints as a note names it: ``a, b`` or ``first, …, last``."""
     return ", ".join(names) if len(names) <= 3 else f"{names[0]}, …, {names[-1]}"
+
+
+def _gop(gop: list[bytes] | None, unit: bytes, codec: str) -> list[bytes] | None:
+    """The messages since the last keyframe after ``unit``: a keyframe starts a new list;
+    none is kept before the first keyframe, or past :data:`MAX_OPENING` messages."""
+    if keyframe(codec, unit):
+        return [unit]
+    if gop is None or len(gop) >= MAX_OPENING:
+        return None
+    gop.append(unit)
+    return gop
 
 
 def _episode(b: Bag, mapping: Mapping, types: dict[str, str], i: int, cut: tuple[int, int],
@@ -354,6 +375,10 @@ def _episode(b: Bag, mapping: Mapping, types: dict[str, str], i: int, cut: tuple
         if how.get("skipped_before_keyframe"):
             lines.append(f"{tr.topic}: {how['skipped_before_keyframe']} frame(s) before the "
                          "episode's first keyframe dropped")
+        late = (tr.t_ns[0] - t0) / 1e9
+        if late > period_s(np.array(tr.t_ns, dtype=np.int64)):  # more than a frame late
+            lines.append(f"{tr.topic}: starts {late:.3f} s after the episode's first message: "
+                         "judging samples only the span every camera covers")
     for t in signal_topics:
         s = ep[t]
         if _norm(types[t]) == JOINT_TYPE:

@@ -290,9 +290,11 @@ def _read(b: Bag, mapping: Mapping, episodes: str | None, encode: EncodeOptions 
     feeds = {topic: [(cuts[i][0], cuts[i][1], tracks[i][name]) for i in chosen_eps]
              for topic, name in by_topic.items()}
     # per CompressedVideo topic: its messages since the last keyframe (None: none yet), so
-    # an episode cut between keyframes decodes from the keyframe before the cut
-    gops: dict[str, list[bytes] | None] = {t: None for t in by_topic
-                                           if _norm(types[t]) == VIDEO_TYPE}
+    # an episode cut between keyframes decodes from the keyframe before the cut (a whole-bag
+    # episode has nothing before it)
+    gops: dict[str, list[bytes] | None] = {
+        t: None for t in by_topic
+        if _norm(types[t]) == VIDEO_TYPE and mapping.episodes.cut != "bag"}
     try:
         for topic, ns, msg in b.messages(rest):
             step()

@@ -11,12 +11,17 @@ came from. The recording (all times from the bag's start, seconds):
   ``foxglove_msgs/msg/CompressedVideo`` (H.264, conforming) — or any kind per camera;
   stamps at ``k / fps + CAMERA_OFFSET_S[cam]``, logged ``LATENCY_S`` later;
 * ``/joint_states``: the seven arm joints at ``joint_hz`` and, in separate messages, the two
-  Franka finger joints at half that rate (partial messages);
+  Franka finger joints (partial messages): at half that rate on the arm's stamps, or at
+  ``fingers_hz`` on their own driver's clock (``FINGER_OFFSET_S`` after the arm's);
 * ``/ft/wrench`` ``geometry_msgs/msg/WrenchStamped`` at ``ft_hz``: a constant bias plus
   ``CONTACT_N`` along z during each contact;
 * the fingers close onto the object (0.08 -> 0.04 m) just before each contact and reopen at
   its end;
 * ``/episode`` ``std_msgs/msg/String`` markers ``start``/``stop`` when ``markers`` is given.
+
+Video cameras get a keyframe every ``gop`` frames. ROS 2 bags can be written with zstd
+compression per message (``compression``); :func:`write_split` writes a ROS 1 recording
+split in two files as ``rosbag record --split`` does (``<stem>_0.bag``, ``<stem>_1.bag``).
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ from bench.synth import frame_code
 START_NS = 1_790_000_000_000_000_000
 LATENCY_S = 0.02
 CAMERA_OFFSET_S = {"front": 0.0, "side": 0.003, "wrist": 0.007}
+FINGER_OFFSET_S = 0.0043  # the finger driver's messages, after the arm's, on its own clock
 CONTACT_N = 12.0
 BIAS_N = (0.4, -0.3, 5.0)
 ARM = tuple(f"panda_joint{i}" for i in range(1, 8))
@@ -68,6 +74,10 @@ class BagSpec:
     ft_until: float | None = None  # the F/T sensor stops here (s)
     task: str | None = None  # a /task std_msgs/msg/String message at 0.1 s with this text
     width_topic: bool = False  # also /gripper/width std_msgs/msg/Float64 (m) at 20 Hz
+    gop: int = 5  # video cameras: frames from one keyframe to the next
+    fingers_hz: float | None = None  # finger messages at this rate on their own clock
+    joint_gap: tuple[float, float] | None = None  # arm messages in [a, b) s not sent
+    compression: str | None = None  # ROS 2 bags: "zstd" per message
 
 
 def draw(k: int, width: int, height: int, camera: int) -> np.ndarray:
@@ -184,7 +194,7 @@ def events(spec: BagSpec) -> list[tuple[int, str, str, dict]]:
         frames = [draw(k, spec.width, spec.height, c) for k in range(n)]
         units = None
         if kind in ("h264", "h265", "h264-noheaders"):
-            units = _h264(frames, spec.fps, codec=kind[:4], headers=kind == "h264")
+            units = _h264(frames, spec.fps, spec.gop, codec=kind[:4], headers=kind == "h264")
         stamps = [START_NS + round((k / spec.fps + CAMERA_OFFSET_S[cam]) * 1e9)
                   for k in range(n)]
         logs = [st + round(LATENCY_S * 1e9) for st in stamps]
@@ -211,14 +221,15 @@ def events(spec: BagSpec) -> list[tuple[int, str, str, dict]]:
         ns = START_NS + round(t * 1e9)
         q = [0.1 * j + 0.2 * np.sin(t + j) for j in range(7)]
         v = [0.2 * np.cos(t + j) for j in range(7)]
-        out.append((ns + 1_000_000, "/joint_states", "joints",
-                    {"stamp": ns, "name": list(ARM), "position": q, "velocity": v,
-                     "effort": [1.0 + 0.1 * j for j in range(7)]}))
-        if i % 2 == 0:
-            half = float(width_at(np.array([t]), spec.contacts)[0]) / 2
-            out.append((ns + 1_500_000, "/joint_states", "joints",
-                        {"stamp": ns, "name": list(FINGERS), "position": [half, half],
-                         "velocity": [0.0, 0.0], "effort": [0.0, 0.0]}))
+        if not (spec.joint_gap and spec.joint_gap[0] <= t < spec.joint_gap[1]):
+            out.append((ns + 1_000_000, "/joint_states", "joints",
+                        {"stamp": ns, "name": list(ARM), "position": q, "velocity": v,
+                         "effort": [1.0 + 0.1 * j for j in range(7)]}))
+        if i % 2 == 0 and spec.fingers_hz is None:
+            out.append(_fingers(ns, t, spec))
+    if spec.fingers_hz is not None:
+        for t in np.arange(0, spec.seconds - FINGER_OFFSET_S, 1 / spec.fingers_hz):
+            out.append(_fingers(START_NS + round((t + FINGER_OFFSET_S) * 1e9), t, spec))
     tf = np.arange(0, spec.ft_until or spec.seconds, 1 / spec.ft_hz)
     for t, (fx, fy, fz) in zip(tf, force_at(tf, spec.contacts), strict=True):
         ns = START_NS + round(t * 1e9)
@@ -235,6 +246,14 @@ def events(spec: BagSpec) -> list[tuple[int, str, str, dict]]:
         out.append((START_NS + 100_000_000, "/task", "marker", {"text": spec.task}))
     out.sort(key=lambda e: (e[0], e[1]))
     return out
+
+
+def _fingers(ns: int, t: float, spec: BagSpec) -> tuple[int, str, str, dict]:
+    """A finger-only JointState at stamp ``ns`` (each finger half the opening at ``t``)."""
+    half = float(width_at(np.array([t]), spec.contacts)[0]) / 2
+    return (ns + 1_500_000, "/joint_states", "joints",
+            {"stamp": ns, "name": list(FINGERS), "position": [half, half],
+             "velocity": [0.0, 0.0], "effort": [0.0, 0.0]})
 
 
 TYPES = {"image": "sensor_msgs/msg/Image", "jpeg": "sensor_msgs/msg/CompressedImage",
@@ -312,6 +331,21 @@ def write_bag(path: str | Path, storage: str = "mcap", spec: BagSpec | None = No
     evs = events(spec)
     if storage == "mcap_ros2":
         return _write_mcap_ros2(path, evs, spec)
+    return _write_rosbags(path, storage, evs, spec)
+
+
+def write_split(folder: str | Path, stem: str, spec: BagSpec, at_s: float) -> list[Path]:
+    """A ROS 1 recording split in two files as ``rosbag record --split`` writes it:
+    ``<stem>_0.bag`` (messages logged before ``at_s`` s) and ``<stem>_1.bag`` (the rest)."""
+    evs = events(spec)
+    cut = START_NS + round(at_s * 1e9)
+    parts = ([e for e in evs if e[0] < cut], [e for e in evs if e[0] >= cut])
+    return [_write_rosbags(Path(folder) / f"{stem}_{i}.bag", "ros1", part, spec)
+            for i, part in enumerate(parts)]
+
+
+def _write_rosbags(path: Path, storage: str, evs: list, spec: BagSpec) -> Path:
+    """``evs`` written by rosbags' own writers (ROS 1, or ROS 2 MCAP/SQLite)."""
     ros1 = storage == "ros1"
     store = _store(ros1)
     if ros1:
@@ -321,9 +355,12 @@ def write_bag(path: str | Path, storage: str = "mcap", spec: BagSpec | None = No
     else:
         from rosbags.rosbag2 import StoragePlugin
         from rosbags.rosbag2 import Writer as W2
+        from rosbags.rosbag2.enums import CompressionFormat, CompressionMode
 
         writer = W2(path, version=9, storage_plugin=StoragePlugin.MCAP if storage == "mcap"
                     else StoragePlugin.SQLITE3)
+        if spec.compression == "zstd":
+            writer.set_compression(CompressionMode.MESSAGE, CompressionFormat.ZSTD)
         for k, v in spec.custom_data.items():
             writer.set_custom_data(k, v)
     conns = {}

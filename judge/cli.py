@@ -131,18 +131,48 @@ def _cmd_import_rosbag(args: argparse.Namespace) -> int:
     if not args.mapping or not args.out:
         raise JudgeError("rcjudge import rosbag: give --mapping FILE and --out DIR (or --list)")
     encode = _usage(lambda: EncodeOptions(keyframe_s=args.keyframe_s, crf=args.crf))
-    rows = []
-    for bag in args.bags:
-        done = import_bag(bag, args.mapping, args.out, args.episodes, progress=True,
-                          encode=encode)
+    from judge.bundle.rosbag.bag import recordings
+
+    rows: list[dict] = []
+
+    def emit() -> None:
+        _emit(rows, args.json, lambda rs: "\n".join(
+            f"{r['bag']} episode {r['episode']}: {r['bundle']} ("
+            + ", ".join(f"{n} {c['frames']} frames {c['mode']}" for n, c in
+                        r["cameras"].items()) + ")" for r in rs))
+
+    for parts in recordings(args.bags):  # a split recording's parts: one bag
+        try:
+            done = import_bag(parts if len(parts) > 1 else parts[0], args.mapping, args.out,
+                              args.episodes, progress=True, encode=encode)
+        except RcjudgeError:
+            if rows:  # the bags before this one are written: say which
+                emit()
+            raise
         for r in done:
             for line in r["notes"]:
                 print(f"rcjudge: note: {r['bundle']}: {line}", file=sys.stderr)
         rows += done
+    emit()
+    return 0
+
+
+def _cmd_tasks_add(args: argparse.Namespace) -> int:
+    from judge.tasks import add_task, home_file
+
+    task, new = add_task(args.task_id, args.instruction)
+    _emit({**task.as_dict(), "added": new, "file": str(home_file())}, args.json,
+          lambda d: f"{d['id']}: {'added to' if d['added'] else 'already in'} {d['file']}")
+    return 0
+
+
+def _cmd_tasks_list(args: argparse.Namespace) -> int:
+    from judge.tasks import catalog
+
+    rows = [t.as_dict() for t in catalog().values()]
+    width = max((len(r["id"]) for r in rows), default=0)
     _emit(rows, args.json, lambda rs: "\n".join(
-        f"{r['bag']} episode {r['episode']}: {r['bundle']} ("
-        + ", ".join(f"{n} {c['frames']} frames {c['mode']}" for n, c in r["cameras"].items())
-        + ")" for r in rs))
+        f"{r['id']:<{width}}  ({r['source']})  {r['instruction']}" for r in rs))
     return 0
 
 
@@ -263,7 +293,7 @@ def _bag_source(args: argparse.Namespace) -> tuple[list[str], Any]:
 def _cmd_batch(args: argparse.Namespace) -> int:
     from judge.batch.plan import check_overrides, parse_per_model
     from judge.batch.run import BatchError, check_max_in_flight, run_batch
-    from judge.batch.sources import resolve_sources
+    from judge.batch.sources import find_sources
     from judge.ensemble.version import load_judge_version
     from judge.ledgers.store import Ledger
     from judge.preflight.doctor import refuse_on_red
@@ -275,12 +305,16 @@ def _cmd_batch(args: argparse.Namespace) -> int:
     if args.report:
         check_report_path(args.report)
     bags = how = None
+    passed_over: list[str] = []
     if args.mapping:
         uris, bags, how = [], *_bag_source(args)
     else:
         if args.bundles_dir:
             raise BatchError("--bundles-dir: where bags' bundles go; it needs --mapping")
-        uris = resolve_sources(args.source)
+        found = find_sources(args.source)
+        uris, passed_over = found.uris, found.passed_over
+        if passed_over:  # a converter's side files beside the bundles: not failures
+            print(f"rcjudge: note: {found.note()}", file=sys.stderr)
     version = load_judge_version(args.judge)
     check_overrides(version, replicas, "--replicas")
     check_overrides(version, batch_size, "--batch-size")
@@ -300,6 +334,8 @@ def _cmd_batch(args: argparse.Namespace) -> int:
                 uris = [u for b in bags for u in cached_bundles(b, how) or []]
             summary_labels = _label_batch(ledger, args.dataset, uris, version.name)
     out = summary.as_dict()
+    if passed_over:
+        out["passed_over"] = passed_over
     if args.dataset:
         out["dataset"] = summary_labels
     if args.report:
@@ -911,6 +947,19 @@ def register(sub: argparse._SubParsersAction) -> None:
     from judge.preflight.cli import register_fetch
 
     register_fetch(models)  # rcjudge models fetch
+
+    tasks = sub.add_parser("tasks", help="the task catalog: the instruction a judge is given "
+                           "for each task.id (docs/judging.md)").add_subparsers(
+        dest="tasks_command", required=True, metavar="COMMAND")
+    p = tasks.add_parser("add", help="add a task to $RCJUDGE_HOME/tasks.yaml (an id keeps its "
+                         "instruction)")
+    p.add_argument("task_id", metavar="TASK_ID")
+    p.add_argument("instruction", metavar="INSTRUCTION", help="one line, as the judge asks it")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=_cmd_tasks_add)
+    p = tasks.add_parser("list", help="every task: the package's and $RCJUDGE_HOME/tasks.yaml's")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=_cmd_tasks_list)
 
     judges = sub.add_parser("judges", help="judge versions and their fingerprints").add_subparsers(
         dest="judges_command", required=True, metavar="COMMAND")

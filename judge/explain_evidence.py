@@ -18,9 +18,10 @@ from judge.bundle.events import ContactEvent
 from judge.bundle.intake import intake
 from judge.bundle.sample import plan_targets
 from judge.bundle.streams import Signals
-from judge.ensemble.prompts import instruction_for, question_indices
+from judge.ensemble.prompts import question_indices
 from judge.ensemble.version import JudgeVersion
 from judge.errors import JudgeError
+from judge.tasks import instruction_for
 
 
 class ExplainError(JudgeError, ValueError):

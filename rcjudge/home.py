@@ -3,7 +3,8 @@
 ``RCJUDGE_HOME`` (default ``$XDG_DATA_HOME/rcjudge``, else ``~/.local/share/rcjudge``)
 holds the models (``models/``, the ``{models_dir}`` of judge versions), the judge
 versions a user trains or calibrates (``judges/``, found by name beside the shipped
-``configs/judges/``) and the default ledger (``rcjudge.db``). ``RCJUDGE_MODELS`` and
+``configs/judges/``), the lab's own tasks (``tasks.yaml``, ``rcjudge tasks add``, beside the
+shipped ``configs/tasks.yaml``) and the default ledger (``rcjudge.db``). ``RCJUDGE_MODELS`` and
 ``RCJUDGE_DATA`` override those two parts alone. Relative values are taken from the folder
 the process started in and made absolute at once.
 """

@@ -494,7 +494,7 @@ class JudgeService(CatalogMixin, WebhookMixin):
         """A task the operator designated tier B is judged only for the keys it named
         (:meth:`designate_tier_b`); to any other key it is a task the catalog lacks, the
         same error word for word, so no answer tells it from a task the server lacks."""
-        from judge.ensemble.prompts import not_in_catalog
+        from judge.tasks import UnknownTaskError, unknown_message
 
         m = self.modes[caller.mode]
         key = m.task_key(task_id)
@@ -504,7 +504,7 @@ class JudgeService(CatalogMixin, WebhookMixin):
                 d.c.task_key == key, ~sa.exists(sa.select(g.c.key_id).where(
                     g.c.task_key == key, g.c.key_id == caller.key_id)))).first()
         if hidden is not None:
-            raise not_in_catalog(task_id)
+            raise UnknownTaskError(unknown_message(task_id))
 
     @staticmethod
     def _tier(conn: Connection, task_key: str, declared: str) -> str | None:

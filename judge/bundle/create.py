@@ -19,8 +19,8 @@ Signal table (Parquet or CSV), one row per sample:
 from __future__ import annotations
 
 import json
+import secrets
 import shutil
-import tempfile
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -39,6 +39,7 @@ from judge.bundle.transcode import EncodeOptions, Ingested, ingest_video
 from judge.bundle.write import write_mcap
 from judge.config import load_yaml, resolve_gripper
 from judge.errors import BundleError, SignalTableError
+from judge.tasks import check_task
 from rcjudge import strict_json
 
 MCAP_NAME = "rollout.mcap"
@@ -145,6 +146,7 @@ def create_bundle(videos: dict[str, str], signals: str, attribution: str, out: s
     except strict_json.StrictJsonError as exc:
         raise BundleError(f"{attribution}: {exc.described()}") from None
     validate_attribution(attr, attribution)
+    check_task(attr["task"]["id"], attribution)  # before any video is read
     record = gripper_record(gripper) if gripper is not None else None
     table = read_signal_table(signals)
     start_ns = 0
@@ -166,6 +168,23 @@ def create_bundle(videos: dict[str, str], signals: str, attribution: str, out: s
     return Created(manifest, ingested, tuple(warnings))
 
 
+def staging_folder(parent: Path, prefix: str) -> Path:
+    """A new empty folder ``parent/<prefix><random>``, made with the process's umask.
+
+    ``tempfile.mkdtemp`` makes its folders 0700 whatever the umask, and a bundle renamed
+    from one kept that mode: other users and workers of a shared server could not read it.
+    """
+    parent.mkdir(parents=True, exist_ok=True)
+    for _ in range(100):
+        path = parent / f"{prefix}{secrets.token_hex(6)}"
+        try:
+            path.mkdir()  # mode 0777 less the umask
+        except FileExistsError:
+            continue
+        return path
+    raise FileExistsError(f"{parent}: no free name for a staging folder {prefix}…")
+
+
 def assemble_bundle(out: str | Path, cameras: list[VideoPackets], signals: Signals,
                     attribution: dict, start_ns: int = 0,
                     unlisted: dict[str, bytes] | None = None,
@@ -174,13 +193,15 @@ def assemble_bundle(out: str | Path, cameras: list[VideoPackets], signals: Signa
     """Write a bundle folder ``out`` (must not exist) from in-memory streams; its manifest.
 
     The MCAP, ``attribution.json`` and the manifest go to a temporary folder beside
-    ``out`` that is renamed into place only when complete.
+    ``out`` that is renamed into place only when complete; folders and files get the
+    process's umask (0755 and 0644 under umask 022).
 
     Args:
         out: bundle folder to create.
         cameras: exactly three cameras' H.264 Annex B access units (no B-frames).
         signals: joint and gripper streams, times in seconds from t = 0.
-        attribution: the attribution fields (validated: all 11 required).
+        attribution: the attribution fields (validated: all 11 required, and a task the
+            catalog has, :func:`judge.tasks.check_task`).
         start_ns: wall-clock time of t = 0, nanoseconds since the epoch.
         unlisted: files written into the folder but not listed in the manifest (name ->
             bytes), e.g. a generator's ``truth.json``: never part of the bundle.
@@ -194,8 +215,8 @@ def assemble_bundle(out: str | Path, cameras: list[VideoPackets], signals: Signa
         raise BundleError(f"cameras: expected {REQUIRED_CAMERAS}, got {len(cameras)} "
                           f"({', '.join(c.name for c in cameras) or 'none'})")
     validate_attribution(attribution, source)
-    out_path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out_path.name}.", dir=out_path.parent))
+    check_task(attribution["task"]["id"], source)
+    tmp = staging_folder(out_path.parent, f".{out_path.name}.")
     try:
         write_mcap(tmp / MCAP_NAME, cameras, signals, start_ns, gripper)
         (tmp / ATTRIBUTION_FILE).write_text(

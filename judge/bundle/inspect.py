@@ -1,7 +1,8 @@
 """Inspect: what is in a bundle, for a person debugging it (like ``mcap info``).
 
 Runs intake, reads the streams, detects contacts and computes the sampled
-timestamps exactly as judging would, with the contact and sampling settings of
+timestamps exactly as judging would (inside the span every camera covers), with the
+contact and sampling settings of
 ``configs/sampling.yaml``, or of a judge version (``--judge``); the only pictures decoded are
 each camera's first (for its resolution, as stored: a rotated camera shows its upright size).
 Each contact's peak is given in its channel's unit (N, Nm, mm) beside the robust z-score
@@ -16,7 +17,7 @@ import numpy as np
 
 from judge.bundle.decode import frame_size, load_streams
 from judge.bundle.intake import intake
-from judge.bundle.sample import plan_targets
+from judge.bundle.sample import common_span, plan_targets, span_warning
 from judge.bundle.streams import GRIPPER_META
 from judge.config import sampling_config
 
@@ -38,6 +39,12 @@ def inspect_bundle(uri: str, judge: str | None = None) -> dict[str, Any]:
 
     warnings = gripper_warnings(streams.signals, resolve_gripper(streams.metadata.get(
         GRIPPER_META)), settings.contacts.force_on_n, settings.fingers)
+    from judge.tasks import catalog, unknown_message
+
+    if bundle.attribution.task.id not in catalog():  # judging would refuse it
+        warnings.append(unknown_message(bundle.attribution.task.id))
+    if spans := span_warning(streams.videos):
+        warnings.append(spans)
     duration = streams.duration_s
     cameras = {}
     for name, v in sorted(streams.videos.items()):
@@ -63,6 +70,7 @@ def inspect_bundle(uri: str, judge: str | None = None) -> dict[str, Any]:
         "files": [f.model_dump() for f in bundle.manifest.files],
         "task": bundle.attribution.task.model_dump(),
         "duration_s": round(duration, 3),
+        "common_span_s": [round(x, 3) for x in common_span(streams.videos)],
         "channels": [{"topic": c.topic, "schema": c.schema, "encoding": c.encoding,
                       "messages": c.messages,
                       "rate_hz": round(rates.get(c.topic, 0.0), 2) or None}

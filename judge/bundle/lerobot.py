@@ -48,6 +48,7 @@ from judge.bundle.streams import Signals, VideoPackets
 from judge.bundle.transcode import EncodeOptions, ingest_video
 from judge.config import load_yaml, resolve_gripper
 from judge.errors import BundleError, JudgeError
+from judge.tasks import check_task
 from rcjudge import strict_json
 
 IMAGE_PREFIX = "observation.images."
@@ -318,6 +319,7 @@ def _import_episode(c: _Context, ep: Episode, out: Path) -> dict:
     if not task_id:
         raise LeRobotError(f"{c.mapping_path}: tasks has no task.id for the episode's task "
                            f"{ep.task!r}")
+    check_task(str(task_id), f"{c.mapping_path}: tasks")  # before the videos are read
     folder = out / f"{re.sub(r'[^A-Za-z0-9_.-]+', '_', c.repo)}-ep{ep.index:06d}"
     if folder.exists():
         raise LeRobotError(f"{folder}: already exists; bundles are never overwritten")

@@ -3,7 +3,9 @@
 Dense windows around contact events (where grasps succeed or fail), sparse
 background elsewhere, the first and last frame always, within a per-camera
 frame budget. With the keyframe times given, background frames sit on
-keyframes, so each costs one decoded picture instead of a walk through a GOP.
+keyframes, so each costs one decoded picture instead of a walk through a GOP. Where the
+cameras cover different spans, only the span every camera covers is sampled
+(:func:`common_span`).
 """
 
 from __future__ import annotations
@@ -15,8 +17,11 @@ import numpy as np
 
 from judge.bundle.contacts import detect_contacts
 from judge.bundle.events import ContactEvent
-from judge.bundle.streams import GRIPPER_META
+from judge.bundle.streams import GRIPPER_META, VideoPackets
 from judge.config import SampleConfig, SamplingConfig, resolve_gripper
+from judge.errors import VideoError
+
+SPAN_EPS = 1e-9  # s: a frame time this close to the span's edge is inside it
 
 if TYPE_CHECKING:  # decode imports av; sampling never needs it
     from judge.bundle.decode import Streams
@@ -82,15 +87,49 @@ def sample_timestamps(start: float, end: float, contacts: Sequence[float],
     return np.array(sorted(chosen), dtype=np.float64)
 
 
+def common_span(videos: dict[str, VideoPackets]) -> tuple[float, float]:
+    """(start, end) s of the span every camera covers: the latest first frame and the
+    earliest last frame.
+
+    Raises:
+        VideoError: the cameras share no time (one ends before another starts).
+    """
+    start = max(float(v.t[0]) for v in videos.values())
+    end = min(float(v.t[-1]) for v in videos.values())
+    if end < start:
+        spans = ", ".join(f"{n} {v.t[0]:.3f}-{v.t[-1]:.3f} s" for n, v in sorted(videos.items()))
+        raise VideoError(f"the cameras cover no common time ({spans}): no frame can be "
+                         "sampled from every camera")
+    return start, end
+
+
+def span_warning(videos: dict[str, VideoPackets]) -> str:
+    """A line when the cameras' spans differ by more than a frame interval, else ``""``."""
+    start, end = common_span(videos)
+    tol = max((1.0 / v.fps for v in videos.values() if v.fps), default=0.0)
+    if all(v.t[0] >= start - tol and v.t[-1] <= end + tol for v in videos.values()):
+        return ""
+    spans = ", ".join(f"{n} {v.t[0]:.3f}-{v.t[-1]:.3f} s" for n, v in sorted(videos.items()))
+    return (f"cameras cover different spans ({spans}): frames are sampled only from "
+            f"{start:.3f}-{end:.3f} s, the span every camera covers")
+
+
 def plan_targets(streams: Streams, cfg: SamplingConfig) -> tuple[list[ContactEvent], np.ndarray]:
     """Contacts and target timestamps of a bundle's streams (judging and ``inspect`` alike).
 
-    The first camera (by name) gives the frame and keyframe times to snap to; the
-    bundle's ``rcjudge.gripper`` record, when it has one, says how to read the gripper.
+    The first camera (by name) gives the frame and keyframe times to snap to, inside the
+    span every camera covers (:func:`common_span`: a camera that starts late or stops early
+    is never asked for a time it does not have); the bundle's ``rcjudge.gripper`` record,
+    when it has one, says how to read the gripper.
     """
     gripper = resolve_gripper(streams.metadata.get(GRIPPER_META))
     contacts = detect_contacts(streams.signals, cfg.contacts, gripper, cfg.fingers)
     ref = streams.videos[sorted(streams.videos)[0]]
-    targets = sample_timestamps(float(ref.t[0]), float(ref.t[-1]), [c.t for c in contacts],
-                                cfg.sample, frame_times=ref.t, keyframe_times=ref.t[ref.keyframe])
+    start, end = common_span(streams.videos)
+    inside = (ref.t >= start - SPAN_EPS) & (ref.t <= end + SPAN_EPS)  # (F,) bool
+    frames, keys = ref.t[inside], ref.t[inside & ref.keyframe]
+    if not len(frames):  # no frame of the reference camera inside: the span's own ends
+        frames = np.array([start, end]) if end > start else np.array([start])
+    targets = sample_timestamps(float(frames[0]), float(frames[-1]), [c.t for c in contacts],
+                                cfg.sample, frame_times=frames, keyframe_times=keys)
     return contacts, targets

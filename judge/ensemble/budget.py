@@ -22,11 +22,11 @@ from judge.ensemble.prompts import (
     class_request,
     family_request,
     question_images,
-    task_catalog,
     yes_no_requests,
 )
 from judge.ensemble.taxonomy import load_taxonomy
 from judge.ensemble.version import JudgeVersion, ModelEntry
+from judge.tasks import task_catalog
 from models.processing import (
     MODEL_TYPES,
     chat_prompt,

@@ -28,7 +28,6 @@ from judge.ensemble.judgment import Cost, Judgment, ModelAnswer, StageTimings
 from judge.ensemble.prompts import (
     class_request,
     family_request,
-    instruction_for,
     motion_text,
     question_images,
     reference_request,
@@ -38,6 +37,7 @@ from judge.ensemble.prompts import (
 from judge.ensemble.taxonomy import Taxonomy, load_taxonomy
 from judge.ensemble.version import JudgeVersion, load_judge_version
 from judge.ensemble.vote import ModelVote, calibrate, class_voters, vote
+from judge.tasks import instruction_for
 from models.base import Backend, ModelError, ScoreRequest, check_answer_mass
 from models.registry import create_backend
 

@@ -3,7 +3,8 @@
 Attempt and success are always two separate requests over the same images, never
 one merged question; the failure class is asked only when needed, in two
 single-letter steps (family, then class within it). The instruction comes from
-the task catalog keyed by ``task.id``; the policy's identity never enters a prompt.
+the task catalog keyed by ``task.id`` (:mod:`judge.tasks`: the package's tasks and the lab's
+own); the policy's identity never enters a prompt.
 """
 
 from __future__ import annotations
@@ -12,46 +13,17 @@ import math
 import re
 import string
 from collections.abc import Sequence
-from functools import cache
-from pathlib import Path
 
 import numpy as np
 
 from judge.bundle.events import ContactEvent
 from judge.bundle.streams import Signals
-from judge.config import configs_dir, load_yaml
 from judge.ensemble.taxonomy import Taxonomy
 from judge.ensemble.version import JudgeVersion
-from judge.errors import ConfigError
 from models.base import ScoreRequest
 
 YES_NO = ("yes", "no")
 LETTERS = string.ascii_uppercase
-
-
-@cache
-def task_catalog(path: str | None = None) -> dict[str, str]:
-    """task.id -> instruction text, from ``configs/tasks.yaml``."""
-    p = Path(path) if path else configs_dir() / "tasks.yaml"
-    data = load_yaml(p)
-    tasks = data.get("tasks") if isinstance(data, dict) else None
-    if not isinstance(tasks, dict):
-        raise ConfigError(f"{p}: expected a 'tasks' mapping of task.id -> instruction")
-    return {str(k): str(v) for k, v in tasks.items()}
-
-
-def instruction_for(task_id: str) -> str:
-    catalog = task_catalog()
-    if task_id not in catalog:
-        raise not_in_catalog(task_id)
-    return catalog[task_id]
-
-
-def not_in_catalog(task_id: str) -> ConfigError:
-    """The error of a task id the catalog lacks (also what the Judge API answers for a
-    tier-B task a key was not given: the two cannot be told apart)."""
-    return ConfigError(f"task {task_id!r} is not in the task catalog "
-                       f"({configs_dir() / 'tasks.yaml'}); add its instruction there")
 
 
 def question_indices(t: int, version: JudgeVersion) -> np.ndarray:

@@ -165,8 +165,9 @@ def test_errors_name_no_tier_b_task_and_no_server_path(client, live_key, api_bun
     doc["task"] = {"id": "tabletop.pick_place.secret_999", "tier": "B"}
     r = post(client, live_key, doc, "tb-1")
     assert r.status_code == 422
-    assert r.json()["detail"] == ("task '<tier-B task>' is not in the task catalog "
-                                  "(configs/tasks.yaml); add its instruction there")
+    assert r.json()["detail"] == ("task '<tier-B task>' is not in the task catalog; add its "
+                                  "instruction: rcjudge tasks add <tier-B task> "
+                                  "\"<instruction>\"")
     assert "secret_999" not in r.text and str(configs_dir()) not in r.text
     doc["task"]["tier"] = "A"  # a tier-A task id is the caller's own and public: named
     r = post(client, live_key, doc, "ta-1")

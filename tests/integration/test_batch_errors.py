@@ -102,14 +102,41 @@ def mixed_folder(make_bundles, tmp_path):
     }
 
 
-def test_sources_keep_entries_that_are_not_bundles(mixed_folder):
+def _side_files(folder) -> list[str]:
+    """A converter's side files beside each bundle (``<bundle>.json``, ``<bundle>.mp4``)."""
+    names = []
+    for b in ("synth-0011-0000", "synth-0011-0001"):
+        (folder / f"{b}.json").write_text("{}\n")
+        (folder / f"{b}.mp4").write_bytes(b"\0")
+        names += [f"{b}.json", f"{b}.mp4"]
+    return names
+
+
+def test_a_folder_scan_takes_the_bundles_and_names_what_it_passed_over(mixed_folder):
+    """Issue 38 item 6: a folder (or glob) holding bundles and other entries yields the
+    bundles; what it passed over is named in one line. A list file keeps every entry: the
+    user named each one."""
     from judge.batch.sources import resolve_sources
 
-    folder, bad = mixed_folder
+    folder, _ = mixed_folder
+    side = _side_files(folder)
     bundles = [str(folder / "synth-0011-0000"), str(folder / "synth-0011-0001")]
-    assert resolve_sources(str(folder)) == sorted([*bundles, *bad])
-    assert resolve_sources(str(folder / "*")) == sorted([*bundles, *bad])
+    assert resolve_sources(str(folder)) == bundles
+    from judge.batch.sources import find_sources
+
+    passed = sorted(["empty", "loose", "stray.txt", *side])
+    for source in (str(folder), str(folder / "*")):
+        found = find_sources(source)
+        assert found.uris == bundles
+        assert found.passed_over == [str(folder / n) for n in passed]
+        assert found.note() == (f"{source}: passed over 7 entries without manifest.json (5 "
+                                "files, 2 folders): empty, loose, stray.txt, "
+                                "synth-0011-0000.json, synth-0011-0000.mp4, …")
+    assert find_sources(str(folder / "synth-0011-0000")).passed_over == []
     assert resolve_sources(str(folder / "synth-0011-0000")) == bundles[:1]
+    listing = folder.parent / "runs.txt"
+    listing.write_text("runs/stray.txt\nruns/synth-0011-0000\n")
+    assert resolve_sources(str(listing)) == [str(folder / "stray.txt"), bundles[0]]
 
 
 def test_a_folder_of_no_bundles_is_refused_naming_its_entries(mixed_folder):
@@ -128,7 +155,9 @@ def test_a_folder_of_no_bundles_is_refused_naming_its_entries(mixed_folder):
 
 @pytest.mark.ray
 @pytest.mark.slow
-def test_batch_reports_and_records_entries_that_are_not_bundles(mixed_folder, tmp_path):
+def test_batch_over_a_folder_with_side_files_judges_its_bundles_and_fails_nothing(
+        mixed_folder, tmp_path):
+    """Issue 38 item 6: it reported every side file as a failed bundle and exited 1."""
     import json
     import os
     import subprocess
@@ -137,23 +166,24 @@ def test_batch_reports_and_records_entries_that_are_not_bundles(mixed_folder, tm
     from judge.cli import format_summary
     from judge.ledgers.store import Ledger
 
-    folder, bad = mixed_folder
+    folder, _ = mixed_folder
+    side = _side_files(folder)
     url = f"sqlite:///{tmp_path / 'ledger.db'}"
     proc = subprocess.run([sys.executable, "-m", "rcjudge.cli", "batch", str(folder),
                            "--judge", str(fake_version(tmp_path)), "--db", url, "--json"],
                           capture_output=True, text=True, timeout=300,
                           env={**os.environ, "RAY_AUTH_MODE": "disabled"})
-    assert proc.returncode == 1, proc.stderr  # some inputs failed (issue 28 item 4)
+    assert proc.returncode == 0, proc.stderr
     s = json.loads(proc.stdout)
-    assert (s["total"], s["judged"], s["skipped"], s["failed"]) == (5, 2, 0, 3)
-    failures = sorted((f["uri"], f["error"], f["message"]) for f in s["failures"])
-    assert failures == [(uri, "NotABundleError", msg) for uri, msg in sorted(bad.items())]
-    text = format_summary(s).splitlines()
-    assert text[0] == ("judge fake-errors: 2 judged, 0 skipped (already judged), 3 failed of 5")
-    assert sorted(text[2:]) == [f"  failed {uri}: NotABundleError: {msg}"
-                                for uri, msg in sorted(bad.items())]
+    assert (s["total"], s["judged"], s["skipped"], s["failed"]) == (2, 2, 0, 0)
+    assert s["passed_over"] == [str(folder / n) for n in sorted(["empty", "loose",
+                                                                  "stray.txt", *side])]
+    notes = [ln for ln in proc.stderr.splitlines() if "passed over" in ln]
+    assert notes == [f"rcjudge: note: {folder}: passed over 7 entries without manifest.json "
+                     "(5 files, 2 folders): empty, loose, stray.txt, synth-0011-0000.json, "
+                     "synth-0011-0000.mp4, …"]
+    assert format_summary(s).splitlines()[0] == (
+        "judge fake-errors: 2 judged, 0 skipped (already judged), 0 failed of 2")
     with Ledger.open(url) as ledger:
-        kept = sorted((f["bundle_uri"], f["error"], f["message"])
-                      for f in ledger.failures("fake-errors"))
-        assert kept == failures
+        assert ledger.failures("fake-errors") == []
         assert ledger.judged_run_ids("fake-errors") == {"synth-0011-0000", "synth-0011-0001"}

@@ -165,3 +165,33 @@ def test_sidecar_mp4_cameras(rec, tmp_path):
     frames = decode_frames(sc.videos, np.array([0.5, 2.0]))
     assert [read_frame_index(img) for img in frames.images[1]] == [5, 20]
     assert sc.videos["left"].t.tolist() == pytest.approx(streams.videos["left"].t.tolist())
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o027])
+def test_bundles_are_written_with_the_umask(rec, tmp_path, umask):
+    """``bundle create`` and ``import rosbag`` write folders 0777 and files 0666 less the
+    umask (issue 38 item 7: they were drwx------ whatever the umask)."""
+    import os
+
+    from bench.bagsynth import ARM, FINGERS, BagSpec, write_bag
+    from judge.bundle.rosbag import import_bag
+
+    bag = write_bag(tmp_path / "b", "mcap", BagSpec(seconds=0.5))
+    mapping = tmp_path / "mapping.yaml"
+    mapping.write_text(json.dumps({
+        "cameras": {"front": "/cam/front", "side": "/cam/side/compressed",
+                    "wrist": "/cam/wrist"},
+        "joints": {"topic": "/joint_states", "names": list(ARM)},
+        "gripper": {"profile": "franka-hand", "width": {"joints": list(FINGERS)}},
+        "attribution": json.loads(Path(rec["attribution"]).read_text())}))
+    old = os.umask(umask)
+    try:
+        create_bundle(rec["videos"], rec["signals"], rec["attribution"], str(tmp_path / "c"))
+        imported = Path(import_bag(bag, mapping, tmp_path / "out")[0]["bundle"])
+    finally:
+        os.umask(old)
+    for folder in (tmp_path / "c", imported):
+        assert folder.stat().st_mode & 0o777 == 0o777 & ~umask, folder
+        for f in folder.iterdir():
+            assert f.stat().st_mode & 0o777 == 0o666 & ~umask, f
+    assert (tmp_path / "out").stat().st_mode & 0o777 == 0o777 & ~umask

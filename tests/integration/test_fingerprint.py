@@ -132,8 +132,6 @@ def test_a_changed_version_under_the_same_name_is_refused_naming_what_changed(bu
 
 def test_an_edited_task_instruction_is_refused_for_the_same_version(bundle, tmp_path,
                                                                     monkeypatch):
-    from judge.ensemble import prompts
-
     v1 = JudgeVersion.model_validate(FAKE)
     with Ledger.open(f"sqlite:///{tmp_path / 'l.db'}") as ledger:
         record(ledger, fake_judge(v1), bundle)
@@ -143,7 +141,6 @@ def test_an_edited_task_instruction_is_refused_for_the_same_version(bundle, tmp_
         data["tasks"] = {k: v + " quickly" for k, v in data["tasks"].items()}
         (configs / "tasks.yaml").write_text(yaml.safe_dump(data))
         monkeypatch.setenv("RCJUDGE_CONFIGS", str(configs))
-        prompts.task_catalog.cache_clear()
         try:
             other = make_copy(bundle, tmp_path)  # another run of the same task
             with pytest.raises(LedgerError, match=(
@@ -153,7 +150,6 @@ def test_an_edited_task_instruction_is_refused_for_the_same_version(bundle, tmp_
                 record(ledger, fake_judge(v1), other)
         finally:
             monkeypatch.delenv("RCJUDGE_CONFIGS")
-            prompts.task_catalog.cache_clear()
         assert ledger.counts()["judgments"] == 1
 
 

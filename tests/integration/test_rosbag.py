@@ -42,7 +42,7 @@ ATTRIBUTION = {
     "policy": {"vendor": "lab", "name": "pi0", "version": "1", "checkpoint": "ck1"},
     "body": {"arm": "panda", "hand": "franka-hand", "dof": 7, "mount_h_mm": 800,
              "calibrated_at": "2026-01-01"},
-    "task": {"id": "pick", "tier": "A"},
+    "task": {"id": "tabletop.pick_place.cube_001", "tier": "A"},
 }
 MAPPING = {
     "cameras": {"front": "/cam/front", "side": "/cam/side/compressed", "wrist": "/cam/wrist"},
@@ -185,9 +185,9 @@ def test_markers_cut_two_episodes_with_their_own_frames_and_contacts(storage, tm
         frames = frames_of(r["bundle"])
         assert frames["front"][0] == list(range(a, z))
         assert frames["side"][0] == list(range(a, z))
-        # CompressedVideo cut mid-GOP (keyframe every 5): starts at the next keyframe
-        k0 = -(-a // 5) * 5
-        assert frames["wrist"][0] == list(range(k0, z))
+        # CompressedVideo cut mid-GOP (keyframe every 5): decoded from the keyframe before
+        # the cut, its opening re-encoded: the camera starts with the episode
+        assert frames["wrist"][0] == list(range(a, z))
         contacts = [(c["kind"], c["t"]) for c in inspect_bundle(r["bundle"])["contacts"]]
         t0 = a / 10  # t = 0 is the episode's first message: front frame a
         grasp = spec.contacts[r["episode"]][0] - t0
@@ -195,8 +195,10 @@ def test_markers_cut_two_episodes_with_their_own_frames_and_contacts(storage, tm
         cut = json.loads((Path(r["bundle"]) / "attribution.json").read_text())[
             "env"]["source"]["cut"]
         assert cut["mode"] == "markers"
-    assert rows[0]["cameras"]["wrist"]["skipped_before_keyframe"] == 3  # frames 2, 3, 4
-    assert any("before the episode's first keyframe" in n for n in rows[0]["notes"])
+    # frames 2, 3, 4 re-encoded from keyframe 0; 22, 23, 24 from 20
+    assert [r["cameras"]["wrist"]["reencoded_before_keyframe"] for r in rows] == [3, 3]
+    assert [r["cameras"]["wrist"]["mode"] for r in rows] == ["copy", "copy"]
+    assert rows[0]["notes"] == rows[1]["notes"] == []
 
 
 def test_ranges_and_episode_selection(bags, tmp_path):
@@ -237,14 +239,15 @@ def test_stamp_zero_uses_log_time_and_drops_jumps_stops_are_reported(tmp_path):
 
 def test_attribution_from_custom_data_and_a_topic(tmp_path):
     bag = write_bag(tmp_path / "b", "mcap", BagSpec(seconds=0.5, custom_data={"ckpt": "c-77"},
-                                                    task="stack-cups"))
+                                                    task="tabletop.pick_place.mug_022"))
     attr = json.loads(json.dumps(ATTRIBUTION))
     del attr["policy"]["checkpoint"], attr["task"]["id"]
     m = mapping_file(tmp_path, attribution=attr, attribution_from={
         "policy.checkpoint": {"custom_data": "ckpt"}, "task.id": {"topic": "/task"}})
     r = import_bag(bag, m, tmp_path / "out")[0]
     got = json.loads((Path(r["bundle"]) / "attribution.json").read_text())
-    assert got["policy"]["checkpoint"] == "c-77" and got["task"]["id"] == "stack-cups"
+    assert got["policy"]["checkpoint"] == "c-77"
+    assert got["task"]["id"] == "tabletop.pick_place.mug_022"
 
 
 def test_list_prints_topics_and_a_starter_mapping(bags, tmp_path, capsys):

@@ -295,8 +295,8 @@ def test_truth_labels_with_near_threshold_are_read_by_eval_only(make_bundles, tm
 
 
 def test_every_task_has_an_instruction_and_a_class_per_rule_exists():
-    from judge.ensemble.prompts import task_catalog
     from judge.ensemble.taxonomy import load_taxonomy
+    from judge.tasks import task_catalog
 
     catalog = task_catalog()
     assert all(t.task_id in catalog for t in TASKS.values())

@@ -3,12 +3,13 @@
 ``rcjudge import rosbag BAG… --mapping FILE --out DIR [--episodes …]`` (``docs/rosbag.md``).
 The stable entry points::
 
-    import_bag(bag: str | Path, mapping_path: str | Path, out: str | Path,
-               episodes: str | None = None, progress: bool | None = None,
+    import_bag(bag: str | Path | Sequence[str | Path], mapping_path: str | Path,
+               out: str | Path, episodes: str | None = None, progress: bool | None = None,
                encode: EncodeOptions | None = None) -> list[dict]
     list_bag(bag: str | Path) -> dict
 
-``import_bag`` writes one bundle per episode (``DIR/<bag>-ep<NNN>``) through
+``import_bag`` writes one bundle per episode (``DIR/<bag>-ep<NNN>``; a split recording,
+its parts given as a list, is one bag named without its part number) through
 :func:`judge.bundle.create.assemble_bundle` and returns one summary per bundle written
 (``episode``, ``bundle``, ``bundle_hash``, ``cut``, ``frames``, ``cameras``, ``channels``,
 ``notes``). ``list_bag`` returns the bag's storage, topics (type, count, rate) and a
@@ -27,24 +28,34 @@ import gc
 import json
 import re
 import shutil
-import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from judge.bundle.rosbag.bag import Bag, field, open_bag, stamp_ns
-from judge.bundle.rosbag.cameras import IMAGE_TYPES, Track
+from judge.bundle.rosbag.bag import SPLIT_PART, Bag, field, open_bag, split_hint, stamp_ns
+from judge.bundle.rosbag.cameras import IMAGE_TYPES, Track, keyframe
 from judge.bundle.rosbag.mapping import Mapping, RosbagError, load_mapping
 from judge.bundle.rosbag.signals import Series, build_signals
-from judge.bundle.rosbag.timing import check_order, chosen, notes, report, seconds
+from judge.bundle.rosbag.timing import (
+    check_order,
+    chosen,
+    joint_report,
+    notes,
+    period_s,
+    report,
+    seconds,
+)
 from judge.bundle.transcode import EncodeOptions
+from judge.tasks import check_task
 
 __all__ = ["RosbagError", "import_bag", "list_bag"]
 
 JOINT_TYPE = "sensor_msgs/msg/JointState"
+VIDEO_TYPE = "foxglove_msgs/msg/CompressedVideo"
+MAX_OPENING = 1800  # messages kept from the last keyframe (60 s at 30 fps); beyond: none
 WRENCH_TYPE = "geometry_msgs/msg/WrenchStamped"
 STRING_TYPE = "std_msgs/msg/String"
 
@@ -90,8 +101,8 @@ def _cuts(b: Bag, mapping: Mapping, markers: list[tuple[int, Any]]) -> list[tupl
                 for a, z in e.ranges or []]
     cuts, open_at = [], None
     for ns, msg in markers:
-        text = str(field(msg, e.field, f"{b.path}: topic {e.topic}"))
-        where = f"{b.path}: topic {e.topic}: marker {text!r} at {(ns - b.start_ns) / 1e9:.3f} s"
+        text = str(field(msg, e.field, f"{b.where}: topic {e.topic}"))
+        where = f"{b.where}: topic {e.topic}: marker {text!r} at {(ns - b.start_ns) / 1e9:.3f} s"
         if text == e.start:
             if open_at is not None:
                 raise RosbagError(f"{where}: an episode is already open (since "
@@ -99,17 +110,18 @@ def _cuts(b: Bag, mapping: Mapping, markers: list[tuple[int, Any]]) -> list[tupl
             open_at = ns
         elif text == e.stop:
             if open_at is None:
-                raise RosbagError(f"{where}: no episode is open")
+                hint = split_hint(b.path) if len(b.paths) == 1 else ""
+                raise RosbagError(f"{where}: no episode is open{hint}")
             cuts.append((open_at, ns))
             open_at = None
     if open_at is not None:
         cuts.append((open_at, b.end_ns + 1))
     if not cuts:
-        raise RosbagError(f"{b.path}: topic {e.topic}: no {e.start!r} marker; no episode")
+        raise RosbagError(f"{b.where}: topic {e.topic}: no {e.start!r} marker; no episode")
     return cuts
 
 
-def _select(spec: str | None, n: int, bag: Path) -> list[int]:
+def _select(spec: str | None, n: int, bag: str) -> list[int]:
     """``--episodes "0,2-3"`` -> indices (each must exist); None -> all."""
     if not spec:
         return list(range(n))
@@ -167,31 +179,36 @@ def _collector_paused() -> Iterator[None]:
             gc.enable()
 
 
-def import_bag(bag: str | Path, mapping_path: str | Path, out: str | Path,
-               episodes: str | None = None, progress: bool | None = None,
+def import_bag(bag: str | Path | Sequence[str | Path], mapping_path: str | Path,
+               out: str | Path, episodes: str | None = None, progress: bool | None = None,
                encode: EncodeOptions | None = None) -> list[dict]:
     """Write one bundle per (selected) episode of ``bag`` under ``out``; a summary each.
 
-    Every episode is read and checked before anything is written; the bundles then go to a
-    staging folder in ``out`` and are renamed into place together. An existing bundle
-    folder is never overwritten.
+    ``bag`` is one bag, or the parts of one split recording (:func:`.bag.recordings`),
+    read in time order as one. Every episode is read and checked before anything is
+    written; the bundles then go to a staging folder in ``out`` and are renamed into place
+    together. An existing bundle folder is never overwritten.
     """
     mapping = load_mapping(mapping_path)
-    path = Path(bag)
-    with open_bag(path) as b, _collector_paused():
+    static_task = (mapping.attribution.get("task") or {}).get("id")
+    if isinstance(static_task, str) and "task.id" not in mapping.attribution_from:
+        check_task(static_task, str(mapping_path))  # before the bag is read
+    with open_bag(bag) as b, _collector_paused():
         episodes_data = _read(b, mapping, episodes, encode, bool(progress))
         custom = b.custom_data()
         storage, bag_start, bag_end = b.storage, b.start_ns, b.end_ns
-    stem = re.sub(r"[^A-Za-z0-9_.-]+", "_", path.name.removesuffix(path.suffix) or path.name)
+        path, parts, where = b.path, b.paths, b.where
+    m = SPLIT_PART.fullmatch(path.name) if len(parts) > 1 else None
+    name = m["name"] if m else path.name.removesuffix(path.suffix) or path.name
+    stem = re.sub(r"[^A-Za-z0-9_.-]+", "_", name)
     out_dir = Path(out)
     folders = {i: out_dir / f"{stem}-ep{i:03d}" for i, *_ in episodes_data}
     for f in folders.values():
         if f.exists():
             raise RosbagError(f"{f}: already exists; bundles are never overwritten")
-    from judge.bundle.create import assemble_bundle
+    from judge.bundle.create import assemble_bundle, staging_folder
 
-    out_dir.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{stem}.", dir=out_dir))
+    staging = staging_folder(out_dir, f".{stem}.")
     results = []
     try:
         built = []
@@ -202,20 +219,26 @@ def import_bag(bag: str | Path, mapping_path: str | Path, out: str | Path,
             for name, src in mapping.attribution_from.items():
                 if src.custom_data is not None:
                     if src.custom_data not in custom:
-                        raise RosbagError(f"{path}: attribution {name}: metadata.yaml "
+                        raise RosbagError(f"{where}: attribution {name}: metadata.yaml "
                                           f"custom_data has no key {src.custom_data!r} (has "
                                           f"{', '.join(sorted(custom)) or 'none'})")
                     _set(attr, name, custom[src.custom_data])
                 else:
                     msg = first_msgs.get(str(src.topic))
                     if msg is None:
-                        raise RosbagError(f"{path}: topic {src.topic}: no message in episode "
+                        raise RosbagError(f"{where}: topic {src.topic}: no message in episode "
                                           f"{i} for attribution {name}")
-                    _set(attr, name, field(msg, src.field, f"{path}: topic {src.topic}"))
+                    _set(attr, name, field(msg, src.field, f"{where}: topic {src.topic}"))
             source = {"kind": "rosbag", "bag": str(path.resolve()), "storage": storage,
                       "topics": mapping.topics(), "episode": i,
                       "cut": {"mode": mapping.episodes.cut, "start_ns": cut[0],
                               "stop_ns": cut[1], "t0_ns": t0, "end_ns": end}}
+            if len(parts) > 1:  # a split recording: every part, in time order
+                source["parts"] = [str(p.resolve()) for p in parts]
+            task = (attr.get("task") or {}).get("id") if isinstance(attr.get("task"),
+                                                                    dict) else None
+            if isinstance(task, str):
+                check_task(task, f"{where}: episode {i}")
             env = attr.get("env") if isinstance(attr.get("env"), dict) else {}
             env["source"] = source
             attr["env"] = env
@@ -223,7 +246,7 @@ def import_bag(bag: str | Path, mapping_path: str | Path, out: str | Path,
                                        source=str(mapping_path),
                                        gripper=mapping.gripper_record())
             built.append(i)
-            results.append({"bag": str(path), "episode": i, "bundle": str(folders[i]),
+            results.append({"bag": where, "episode": i, "bundle": str(folders[i]),
                             "bundle_hash": manifest.bundle_hash, "cut": source["cut"],
                             "frames": {c.name: len(c.t) for c in cams}, "cameras": hows,
                             "channels": extra["channels"], "notes": extra["notes"]})
@@ -250,7 +273,7 @@ def _read(b: Bag, mapping: Mapping, episodes: str | None, encode: EncodeOptions 
                 column.append(value)
     marks = rows.get(str(marker), ([], [], []))
     cuts = _cuts(b, mapping, list(zip(marks[0], marks[2], strict=True)))
-    chosen_eps = _select(episodes, len(cuts), b.path)
+    chosen_eps = _select(episodes, len(cuts), b.where)
     counts = b.topics()
     span = (b.end_ns - b.start_ns) / 1e9
     tracks = {i: {name: Track(name, topic, _norm(types[topic]), (counts[topic].count - 1) / span
@@ -266,6 +289,12 @@ def _read(b: Bag, mapping: Mapping, episodes: str | None, encode: EncodeOptions 
     # per camera topic, the tracks it feeds: (episode's [start, stop), track)
     feeds = {topic: [(cuts[i][0], cuts[i][1], tracks[i][name]) for i in chosen_eps]
              for topic, name in by_topic.items()}
+    # per CompressedVideo topic: its messages since the last keyframe (None: none yet), so
+    # an episode cut between keyframes decodes from the keyframe before the cut (a whole-bag
+    # episode has nothing before it)
+    gops: dict[str, list[bytes] | None] = {
+        t: None for t in by_topic
+        if _norm(types[t]) == VIDEO_TYPE and mapping.episodes.cut != "bag"}
     try:
         for topic, ns, msg in b.messages(rest):
             step()
@@ -281,38 +310,57 @@ def _read(b: Bag, mapping: Mapping, episodes: str | None, encode: EncodeOptions 
             prev = last.get(topic)
             if prev is not None and t <= prev[0]:
                 k = prev[1]
-                raise RosbagError(f"{b.path}: topic {topic}: timestamps out of order: message "
+                raise RosbagError(f"{b.where}: topic {topic}: timestamps out of order: message "
                                   f"{k + 1} at {seconds(t)} s is not after message {k} at "
                                   f"{seconds(prev[0])} s")
             last[topic] = (t, 0 if prev is None else prev[1] + 1)
+            gop = gops.get(topic)
             for a, z, track in feed:  # ranges may overlap: a frame can be in two episodes
                 if a <= t < z:
-                    track.add(t, st, ns, msg)
+                    track.add(t, st, ns, msg, gop)
+            if topic in gops:
+                gops[topic] = _gop(gop, bytes(msg.data), str(msg.format).lower())
     finally:
         bar.close()
     series = {t: _series(t, r) for t, r in rows.items()}
     for topic, s in series.items():  # JointState: per joint, in signals (partial messages)
         if _norm(types[topic]) != JOINT_TYPE:
-            check_order(s.t_ns, f"{b.path}: topic {topic}")
-    return [_episode(b, mapping, i, cuts[i], tracks[i], series) for i in chosen_eps]
+            check_order(s.t_ns, f"{b.where}: topic {topic}")
+    return [_episode(b, mapping, types, i, cuts[i], tracks[i], series) for i in chosen_eps]
 
 
-def _episode(b: Bag, mapping: Mapping, i: int, cut: tuple[int, int], tracks: dict[str, Track],
-             series: dict[str, Series]) -> tuple:
-    where = f"{b.path}: episode {i}"
+def _joints(names: list[str]) -> str:
+    """A set of joints as a note names it: ``a, b`` or ``first, …, last``."""
+    return ", ".join(names) if len(names) <= 3 else f"{names[0]}, …, {names[-1]}"
+
+
+def _gop(gop: list[bytes] | None, unit: bytes, codec: str) -> list[bytes] | None:
+    """The messages since the last keyframe after ``unit``: a keyframe starts a new list;
+    none is kept before the first keyframe, or past :data:`MAX_OPENING` messages."""
+    if keyframe(codec, unit):
+        return [unit]
+    if gop is None or len(gop) >= MAX_OPENING:
+        return None
+    gop.append(unit)
+    return gop
+
+
+def _episode(b: Bag, mapping: Mapping, types: dict[str, str], i: int, cut: tuple[int, int],
+             tracks: dict[str, Track], series: dict[str, Series]) -> tuple:
+    where = f"{b.where}: episode {i}"
     for name, tr in tracks.items():
         if not tr.t_ns:
             span = "" if mapping.episodes.cut == "bag" else (
                 f" ({(cut[0] - b.start_ns) / 1e9:.3f}-{(cut[1] - b.start_ns) / 1e9:.3f} s of "
                 "the bag)")
-            raise RosbagError(f"{b.path}: topic {tr.topic}: camera {name} has no frames in "
+            raise RosbagError(f"{b.where}: topic {tr.topic}: camera {name} has no frames in "
                               f"episode {i}{span}")
     ep = {t: _cut(s, *cut) for t, s in series.items()}
-    signal_topics = [t for t in mapping.topics().values() if t in ep
-                     and t != mapping.episodes.topic]
+    signal_topics = list(dict.fromkeys(  # a topic read for two roles is reported once
+        t for t in mapping.topics().values() if t in ep and t != mapping.episodes.topic))
     for t in signal_topics:
         if not len(ep[t].t_ns):
-            raise RosbagError(f"{b.path}: topic {t}: no message in episode {i}")
+            raise RosbagError(f"{b.where}: topic {t}: no message in episode {i}")
     firsts = [tr.t_ns[0] for tr in tracks.values()] + [int(ep[t].t_ns[0]) for t in signal_topics]
     lasts = [tr.t_ns[-1] for tr in tracks.values()] + [int(ep[t].t_ns[-1]) for t in signal_topics]
     t0, end = min(firsts), max(lasts)
@@ -329,10 +377,27 @@ def _episode(b: Bag, mapping: Mapping, i: int, cut: tuple[int, int], tracks: dic
         if how.get("skipped_before_keyframe"):
             lines.append(f"{tr.topic}: {how['skipped_before_keyframe']} frame(s) before the "
                          "episode's first keyframe dropped")
+        late = (tr.t_ns[0] - t0) / 1e9
+        if late > period_s(np.array(tr.t_ns, dtype=np.int64)):  # more than a frame late
+            lines.append(f"{tr.topic}: starts {late:.3f} s after the episode's first message: "
+                         "judging samples only the span every camera covers")
     for t in signal_topics:
         s = ep[t]
-        channels[t] = r = report(s.t_ns, s.stamp_ns, s.log_ns, end, t0)
+        if _norm(types[t]) == JOINT_TYPE:
+            channels[t] = r = joint_report([tuple(m.name) for m in s.msgs], s.t_ns,
+                                           s.stamp_ns, s.log_ns, end, t0)
+            for g in r.get("groups", []):  # partial messages: each set of joints on its own
+                lines += notes(f"{t} ({_joints(g['joints'])})", g)
+            if "groups" in r:
+                continue
+        else:
+            channels[t] = r = report(s.t_ns, s.stamp_ns, s.log_ns, end, t0)
         lines += notes(t, r)
+    e = mapping.episodes
+    if e.cut == "markers" and cut[1] == b.end_ns + 1:  # a start without its stop
+        hint = split_hint(b.path) if len(b.paths) == 1 else ""
+        lines.append(f"{e.topic}: no {e.stop!r} marker after the episode's {e.start!r}: it "
+                     f"runs to the bag's end{hint}")
     first_msgs = {t: s.msgs[0] for t, s in ep.items() if s.msgs}
     return (i, cut, t0, end, cams, hows, signals, {"channels": channels, "notes": lines},
             first_msgs)

@@ -10,8 +10,12 @@
   bytes), decoded and encoded to H.264; ``compressedDepth`` is a depth image, refused;
 * ``foxglove_msgs/msg/CompressedVideo``: H.264 copied message for message when it conforms
   (``transcode.h264_conforms``), else decoded and re-encoded (also H.265, VP9, AV1). An
-  episode cut mid-GOP starts at its first keyframe (the frames before it are dropped and
-  reported).
+  episode cut between keyframes (H.264, H.265) is decoded from the keyframe before the cut
+  (the *opening*: the bag's messages from that keyframe to the cut, decoded, not kept): its
+  frames up to its first keyframe are re-encoded and the rest copied (H.264 that conforms),
+  or the whole episode re-encoded; so the camera starts with the episode. Only where the bag
+  holds no keyframe before the cut (it starts mid-GOP) are the frames before the episode's
+  first keyframe dropped and reported.
 
 Each frame is at its message's time (``timing.chosen``).
 """
@@ -67,21 +71,25 @@ class Track:
     log_ns: list[int] = field(default_factory=list)  # their log times
     units: list[bytes] = field(default_factory=list)  # CompressedVideo access units
     codec: str = ""
-    skipped: int = 0  # CompressedVideo frames before the episode's first keyframe
+    skipped: int = 0  # CompressedVideo frames before the episode's first keyframe, dropped
+    opening: list[bytes] = field(default_factory=list)  # the GOP before the cut: decoded only
     _encoder: FrameEncoder | None = None
     _decoder: PacketDecoder | None = None
 
-    def add(self, t_ns: int, stamp_ns: int, log_ns: int, msg) -> None:
+    def add(self, t_ns: int, stamp_ns: int, log_ns: int, msg,
+            gop: list[bytes] | None = None) -> None:
+        """Take one message; ``gop``: the bag's messages of this topic from the last
+        keyframe before this one (None: no keyframe yet), the opening of a cut mid-GOP."""
         n = len(self.t_ns)
         try:
-            self._add(t_ns, msg)
+            self._add(t_ns, msg, gop)
         except VideoError as exc:
             raise RosbagError(f"{self.topic}: message {n + self.skipped}: {exc}") from None
         if len(self.t_ns) > n:
             self.stamp_ns.append(stamp_ns)
             self.log_ns.append(log_ns)
 
-    def _add(self, t_ns: int, msg) -> None:
+    def _add(self, t_ns: int, msg, gop: list[bytes] | None) -> None:
         if self.msgtype.endswith("CompressedVideo"):
             codec = str(msg.format).lower()
             if codec not in ("h264", "h265", "hevc", "vp9", "av1"):
@@ -91,9 +99,11 @@ class Track:
                 raise VideoError(f"format changed from {self.codec} to {codec}")
             self.codec = codec
             data = bytes(msg.data)
-            if codec == "h264" and not self.units and not is_idr(data):
-                self.skipped += 1
-                return
+            if not self.units and keyframe(codec, data) is False:  # cut between keyframes
+                if not gop:  # the bag holds no keyframe before it: undecodable, dropped
+                    self.skipped += 1
+                    return
+                self.opening = list(gop)
             self.units.append(data)
             self.t_ns.append(t_ns)
             return
@@ -128,28 +138,67 @@ class Track:
         try:
             if self._encoder is not None:
                 return self._encoder.finish(t), how
-            why = h264_conforms(self.units) if self.codec == "h264" else f"codec {self.codec}"
+            first = next((i for i, d in enumerate(self.units) if keyframe(self.codec, d)),
+                         len(self.units))  # the episode's first keyframe (0 without opening)
+            if self.opening:
+                how["reencoded_before_keyframe"] = first
+            tail = self.units[first:]
+            why = (h264_conforms(tail) or "") if tail else "no keyframe in the episode"
+            if self.codec != "h264":
+                why = f"codec {self.codec}"
             if not why:
                 how["mode"] = "copy"
-                return VideoPackets(name=self.name, t=t, data=self.units,
-                                    keyframe=np.array([is_idr(d) for d in self.units])), how
+                copied = VideoPackets(name=self.name, t=t[first:], data=tail,
+                                      keyframe=np.array([is_idr(d) for d in tail]))
+                return _joined(self._reencode(t[:first], first), copied) if first else \
+                    copied, how
             how.update(mode="reencode", reason=why)
-            return self._reencode(t), how
+            return self._reencode(t, len(self.units)), how
         except VideoError as exc:
             raise RosbagError(f"{self.topic}: {exc}") from None
 
-    def _reencode(self, t: np.ndarray) -> VideoPackets:
+    def _reencode(self, t: np.ndarray, n: int) -> VideoPackets:
+        """The first ``n`` frames (times ``t``) decoded, after the opening, and encoded."""
         decoder = PacketDecoder(self.codec)
         encoder = FrameEncoder(self.name, self.rate_hz, self.options)
+        skip = len(self.opening)
         order: list[int] = []
-        for i, d in enumerate(self.units):
-            for f in decoder.decode(d, i):
-                order.append(int(f.pts))
-                encoder.add(f)
-        for f in decoder.flush():
-            order.append(int(f.pts))
-            encoder.add(f)
-        if sorted(order) != list(range(len(self.units))):
-            raise VideoError(f"{self.codec}: {len(self.units)} messages decoded to "
-                             f"{len(order)} frames")
+
+        def take(frames: list) -> None:
+            for f in frames:
+                if int(f.pts) >= skip:  # the opening's frames are decoded, not kept
+                    order.append(int(f.pts) - skip)
+                    encoder.add(f)
+
+        for i, d in enumerate([*self.opening, *self.units[:n]]):
+            take(decoder.decode(d, i))
+        take(decoder.flush())
+        if sorted(order) != list(range(n)):
+            raise VideoError(f"{self.codec}: {n} messages decoded to {len(order)} frames")
         return encoder.finish(t[np.array(order)])
+
+
+def keyframe(codec: str, unit: bytes) -> bool | None:
+    """Whether a CompressedVideo access unit is a keyframe: an H.264 IDR, an H.265 IRAP
+    picture (NAL types 16-21); None for a codec whose keyframes are not read here."""
+    if codec == "h264":
+        return is_idr(unit)
+    if codec in ("h265", "hevc"):
+        return any(16 <= t <= 21 for t in _hevc_nal_types(unit))
+    return None
+
+
+def _hevc_nal_types(unit: bytes) -> list[int]:
+    types = []
+    i = unit.find(b"\x00\x00\x01")
+    while i != -1 and i + 3 < len(unit):
+        types.append((unit[i + 3] >> 1) & 0x3F)
+        i = unit.find(b"\x00\x00\x01", i + 3)
+    return types
+
+
+def _joined(head: VideoPackets, tail: VideoPackets) -> VideoPackets:
+    """A re-encoded opening followed by copied access units: one camera."""
+    return VideoPackets(name=head.name, t=np.concatenate([head.t, tail.t]),
+                        keyframe=np.concatenate([head.keyframe, tail.keyframe]),
+                        data=[*head.data, *tail.data])

@@ -172,6 +172,15 @@ class Mapping(_Model):
         return record
 
 
+def _todos(node: Any, at: str = "") -> list[str]:
+    """Dotted paths of every value that is the starter's ``TODO`` (``--list``)."""
+    if isinstance(node, dict):
+        return [p for k, v in node.items() for p in _todos(v, f"{at}.{k}" if at else str(k))]
+    if isinstance(node, list):
+        return [p for i, v in enumerate(node) for p in _todos(v, f"{at}[{i}]")]
+    return [at] if isinstance(node, str) and node.strip() == "TODO" else []
+
+
 def load_mapping(path: str | Path) -> Mapping:
     """Read and check a mapping file; one :class:`RosbagError` line naming the field."""
     try:
@@ -180,6 +189,9 @@ def load_mapping(path: str | Path) -> Mapping:
         raise RosbagError(str(exc)) from None
     if not isinstance(data, dict):
         raise RosbagError(f"{path}: expected a mapping (cameras, joints, gripper, ...)")
+    if todo := sorted(_todos(data)):
+        raise RosbagError(f"{path}: TODO left in at {', '.join(todo)}: fill in what the bag "
+                          "cannot say (docs/rosbag.md)")
     try:
         mapping = Mapping.model_validate(data)
     except ValidationError as exc:

@@ -4,9 +4,8 @@ Pure text. Cameras are the image topics (front/side/wrist by name where a topic 
 else in order), joints the first JointState topic (its names split into arm and fingers by
 the words in :data:`FINGER_WORDS`; the gripper profile guessed from the finger names), force
 the first WrenchStamped, markers the first String topic; what the bag cannot say (the
-attribution, an unknown gripper) is left as ``TODO`` for a person to fill in: an import
-with a ``TODO`` left in is refused (no topic or joint ``TODO`` in the bag, no gripper
-profile ``TODO``).
+attribution, an unknown gripper) is left as ``TODO`` for a person to fill in: a mapping
+with any ``TODO`` left in is refused, naming every such field (``mapping.load_mapping``).
 """
 
 from __future__ import annotations

@@ -78,6 +78,35 @@ def report(t_ns: np.ndarray, stamp_ns: np.ndarray, log_ns: np.ndarray, end_ns: i
     return out
 
 
+def joint_report(joints: list[tuple[str, ...]], t_ns: np.ndarray, stamp_ns: np.ndarray,
+                 log_ns: np.ndarray, end_ns: int, t0_ns: int) -> dict:
+    """:func:`report` of a JointState topic whose messages carry these ``joints`` (names).
+
+    Partial messages (arm and fingers published apart, each on its own clock) interleave:
+    their merged times are no one periodic stream, and gaps between them are no drops. So
+    each set of joints is reported on its own times; the topic's entry is the report of its
+    largest set with the messages, stamp-less messages and drops of all sets, and
+    ``groups`` (one report per set, with its ``joints``, in order of first message). A topic
+    whose messages all carry the same joints gets the plain :func:`report`.
+    """
+    order: dict[tuple[str, ...], list[int]] = {}
+    for i, names in enumerate(joints):
+        order.setdefault(names, []).append(i)
+    if len(order) < 2:
+        return report(t_ns, stamp_ns, log_ns, end_ns, t0_ns)
+    groups = []
+    for names, idx in order.items():
+        k = np.array(idx)
+        groups.append({"joints": list(names),
+                       **report(t_ns[k], stamp_ns[k], log_ns[k], end_ns, t0_ns)})
+    main = max(groups, key=lambda g: g["messages"])
+    out = {k: v for k, v in main.items() if k != "joints"}
+    out.update(messages=len(t_ns), from_log_time=sum(g["from_log_time"] for g in groups),
+               dropped=sum(g["dropped"] for g in groups),
+               gaps=sorted(x for g in groups for x in g["gaps"])[:10], groups=groups)
+    return out
+
+
 def notes(topic: str, r: dict) -> list[str]:
     """The report's findings as lines a person reads (empty when the channel is clean)."""
     lines = []

@@ -50,9 +50,10 @@ def test_a_designated_task_answers_as_a_task_the_server_lacks(client, service, a
         assert body_known["detail"] == body_unknown["detail"].replace(UNKNOWN, DESIGNATED)
         body_known["detail"] = body_unknown["detail"]
     assert body_known == body_unknown
+    named = "<tier-B task>" if tier == "B" else UNKNOWN
     assert body_unknown["detail"] == (
-        f"task {'<tier-B task>' if tier == 'B' else UNKNOWN!r} is not in the task "
-        "catalog (configs/tasks.yaml); add its instruction there")
+        f"task {named!r} is not in the task catalog; add its "
+        f'instruction: rcjudge tasks add {named} "<instruction>"')
     assert before == after_known == after_unknown
     assert before[1] == 0 and before[0]["data"] == [] and before[2]["data"] == []
 

@@ -35,10 +35,43 @@ from bench.synth import SynthConfig, write_synthetic_set
 from judge.bundle.contacts import detect_contacts
 from judge.bundle.decode import load_streams
 from judge.bundle.intake import intake
-from judge.bundle.streams import GRIPPER_META
+from judge.bundle.streams import GRIPPER_META, Signals
 from judge.config import SamplingConfig, resolve_gripper, sampling_config
 
 TOLERANCE_S = 0.1
+ENDS = ("release", "slip")
+
+
+def mid_hold(contacts: list[dict]) -> float | None:
+    """Halfway between the first ``grasp`` and the ``release``/``slip`` that ends it (s);
+    None without such a hold."""
+    grasp = next((c["t"] for c in contacts if c["kind"] == "grasp"), None)
+    end = next((c["t"] for c in contacts if c["kind"] in ENDS and grasp is not None
+                and c["t"] > grasp), None)
+    return None if end is None else (grasp + end) / 2
+
+
+def cut_episode(s: Signals, contacts: list[dict], t0: float) -> tuple[Signals, list[dict]]:
+    """The streams and true contacts of an episode cut at ``t0``.
+
+    The streams keep every sample at or after ``t0``, re-timed so that the first is 0; the
+    contacts are those after ``t0``, re-timed alike, and a hold in progress at ``t0`` is a
+    ``grasp`` at 0.0: the detectors report a hold already on at the first sample so (its
+    onset is before the recording).
+    """
+    i, j = int(np.searchsorted(s.t, t0)), int(np.searchsorted(s.gripper_t, t0))
+    zero = float(min(s.t[i], s.gripper_t[j]))
+    cut = Signals(t=s.t[i:] - zero, joint_names=s.joint_names, position=s.position[i:],
+                  velocity=s.velocity[i:], effort=s.effort[i:],
+                  gripper_t=s.gripper_t[j:] - zero, gripper_width=s.gripper_width[j:],
+                  gripper_force=s.gripper_force[j:])
+    out, holding = [], False
+    for c in contacts:
+        if c["t"] < t0:
+            holding = c["kind"] == "grasp" or (holding and c["kind"] not in ENDS)
+        else:
+            out.append({**c, "t": round(c["t"] - zero, 6)})
+    return cut, ([{"t": 0.0, "kind": "grasp"}] if holding else []) + out
 
 
 def _outcome(truth: dict) -> str:
@@ -47,14 +80,19 @@ def _outcome(truth: dict) -> str:
 
 
 def evaluate(bundles: list[Path], tolerance: float = TOLERANCE_S,
-             use_profile: bool = True, cfg: SamplingConfig | None = None) -> dict:
+             use_profile: bool = True, cfg: SamplingConfig | None = None,
+             cut: bool = False) -> dict:
     """Match detections to truth per bundle; returns counts and per-kind figures.
 
     ``use_profile=False`` ignores the bundles' gripper profiles: the force detector reads
     whatever the effort is (the baseline an actuator effort defeats). ``cfg``: the detection
-    settings (default ``configs/sampling.yaml``).
+    settings (default ``configs/sampling.yaml``). ``cut``: each bundle's streams are cut
+    halfway through its first hold (:func:`mid_hold`, :func:`cut_episode`),
+    an episode that starts mid-grasp; bundles without a hold are left out (``bundles``
+    counts those scored).
     """
     cfg = cfg or sampling_config()
+    scored = 0
     found = missed = spurious = 0
     errors: list[float] = []
     misses: list[dict] = []
@@ -68,8 +106,15 @@ def evaluate(bundles: list[Path], tolerance: float = TOLERANCE_S,
         truth = [c for c in doc["contacts"] if c["kind"] in ("grasp", "release", "slip",
                                                               "impact")]
         streams = load_streams(intake(str(folder)))
+        signals = streams.signals
+        if cut:
+            t0 = mid_hold(truth)
+            if t0 is None:
+                continue
+            signals, truth = cut_episode(signals, truth, t0)
+        scored += 1
         gripper = resolve_gripper(streams.metadata.get(GRIPPER_META)) if use_profile else None
-        events = detect_contacts(streams.signals, cfg.contacts, gripper, cfg.fingers)
+        events = detect_contacts(signals, cfg.contacts, gripper, cfg.fingers)
         used: set[int] = set()
         if _outcome(doc) == "grasp.miss":
             miss_bundles += 1
@@ -95,7 +140,7 @@ def evaluate(bundles: list[Path], tolerance: float = TOLERANCE_S,
         for e in extra:
             spurious_by_kind[e.kind] = spurious_by_kind.get(e.kind, 0) + 1
         spurious_events += [{"bundle": Path(folder).name, **e.as_dict()} for e in extra]
-    n = len(bundles)
+    n = scored
     return {"bundles": n, "truth_contacts": found + missed, "found": found, "missed": missed,
             "spurious": spurious, "spurious_per_bundle": spurious / n if n else 0.0,
             "max_abs_error_s": max(errors, default=0.0),

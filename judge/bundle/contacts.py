@@ -14,7 +14,13 @@ it) so noise near a threshold cannot chatter:
   by many robust sigmas (collisions, knocks), and by at least ``impact_min_nm``: on a
   noise-free effort (a simulator's) the robust sigma is ~0 and every motion transient would
   read as thousands of sigmas. A running median follows steps (a payload lifted or
-  dropped) without flagging them.
+  dropped) without flagging them, and a held object's weight with them: the baseline is
+  the effort around each sample, never the episode's start.
+
+A hold already on at the episode's first sample (an episode cut mid-grasp) is a ``grasp``
+at that sample; the width its fingers closed from is not in the episode, so the gripper's
+open state stands in for it (the profile's ``open_width_m``, else the widest the fingers
+are in the episode).
 """
 
 from __future__ import annotations
@@ -35,14 +41,16 @@ OPEN_DELTA_M = 0.002  # a release opens the fingers at least this much past the 
 
 
 def gripper_events(t: np.ndarray, width: np.ndarray, force: np.ndarray,
-                   cfg: ContactConfig, fingers: FingerConfig | None = None
-                   ) -> list[ContactEvent]:
+                   cfg: ContactConfig, fingers: FingerConfig | None = None,
+                   open_width: float | None = None) -> list[ContactEvent]:
     """Grasp onsets and release/slip offsets from the gripper force.
 
     The force says when; the width says which: an offset is a ``release`` when, over the
     ``fingers.open_window_s`` from it, the fingers reopen to ``fingers.open_fraction`` of
     the widest they were between the previous contact's end (or the start) and this
-    onset, and more than ``OPEN_DELTA_M`` past the hold width; else a ``slip``.
+    onset, and more than ``OPEN_DELTA_M`` past the hold width; else a ``slip``. A contact
+    already on at the first sample closed from before the episode: ``open_width`` (the
+    profile's, m) stands in for that width, else the widest in the episode.
     """
     fingers = fingers or FingerConfig()
     n = len(t)
@@ -53,8 +61,10 @@ def gripper_events(t: np.ndarray, width: np.ndarray, force: np.ndarray,
     since = 0  # where the previous contact ended
     for a, b in segments(state):
         end = b if b < n else None
-        if (t[b - 1] if end is None else t[b]) - t[a] < cfg.min_contact_s - TIME_EPS_S:
-            continue  # a blip: not a contact, and the fingers' pre-close width spans it
+        # a blip: not a contact, and the fingers' pre-close width spans it (a contact on
+        # at the first sample began before the episode: no blip, however short here)
+        if a > 0 and (t[b - 1] if end is None else t[b]) - t[a] < cfg.min_contact_s - TIME_EPS_S:
+            continue
         last, since = since, b
         onset = a
         while onset > 0 and force[onset - 1] > cfg.force_off_n:
@@ -64,7 +74,9 @@ def gripper_events(t: np.ndarray, width: np.ndarray, force: np.ndarray,
                                    None if end is None else float(t[end]), peak, peak, "N"))
         if end is None:
             continue
-        pre = width[last:onset + 1].max()  # the width the fingers closed from
+        # the width the fingers closed from; a hold on at the start closed from open
+        pre = width[last:onset + 1].max() if a > 0 else (
+            width.max() if open_width is None else open_width)
         before = width[max(a, end - 5):end].mean()
         reopened = width[end:end + window].max()
         kind = ("release" if reopened - before > OPEN_DELTA_M
@@ -138,7 +150,8 @@ def detect_contacts(signals: Signals, cfg: ContactConfig | None = None,
     cfg = cfg or ContactConfig()
     g_t, g_w, g_f = signals.gripper_t, signals.gripper_width, signals.gripper_force
     if gripper is None or gripper.effort == "contact":
-        events = gripper_events(g_t, g_w, g_f, cfg, fingers)
+        events = gripper_events(g_t, g_w, g_f, cfg, fingers,
+                                None if gripper is None else gripper.open_width_m)
     else:
         events = finger_events(g_t, g_w, g_f, gripper, fingers, cfg.min_contact_s)
     events += impact_events(signals.t, signals.velocity, signals.effort, cfg)

@@ -5,6 +5,7 @@
     python -m bench.contacts_eval --source sim --n 40 --signal actuator --workers 2
     python -m bench.contacts_eval --source sim --n 20 --signal actuator --perturbation release
     python -m bench.contacts_eval --bundles bench-out/sim --judge tiny-vision-streams
+    python -m bench.contacts_eval --n 50 --seed 7 --signal actuator --cut  # starts mid-grasp
 
 Generates ``n`` bundles — ``synth`` (bench.synth, small frames: only the signals matter)
 or ``sim`` (physics rollouts, bench.sim) — whose ``/gripper`` effort is either the
@@ -14,7 +15,10 @@ gripper profile and go through ``judge.bundle.fingers``). Reads them through the
 intake and MCAP path, runs the detector as the judge does, and matches each ground-truth
 contact to a detected event of the same kind within ±0.1 s. With ``--signal actuator``
 the same bundles are also scored with their profiles ignored (``baseline_force_detector``:
-the force detector reading the motor effort as a contact force, as before).
+the force detector reading the motor effort as a contact force, as before). ``--cut``
+scores each bundle's streams cut halfway through its first hold (an episode that starts
+mid-grasp; bundles without a hold are left out); ``--out DIR`` keeps the generated bundles
+(score them again with ``--bundles DIR``, the actuator baseline with ``--signal actuator``).
 
 ``miss`` events (fingers closed fully on nothing: only the width detector reports them)
 have no timed ground truth: a miss in a bundle whose outcome is ``grasp.miss`` counts as
@@ -171,6 +175,10 @@ def main(argv: list[str] | None = None) -> None:
                         "(default configs/sampling.yaml)")
     parser.add_argument("--bundles", help="score the bundles (with truth.json) in this folder "
                         "instead of generating --n")
+    parser.add_argument("--out", help="write the generated bundles here (kept) instead of a "
+                        "temporary folder")
+    parser.add_argument("--cut", action="store_true", help="cut each bundle's streams halfway "
+                        "through its first hold: episodes that start mid-grasp")
     args = parser.parse_args(argv)
     detection = None
     if args.judge:
@@ -185,22 +193,22 @@ def main(argv: list[str] | None = None) -> None:
         elif args.source == "synth":
             cfg = SynthConfig(seed=args.seed, width=96, height=64, fps=5,
                               gripper_signal=args.signal)
-            bundles = write_synthetic_set(tmp, args.n, cfg)
+            bundles = write_synthetic_set(args.out or tmp, args.n, cfg)
         else:
             from bench.sim.generate import make_config, write_sim_set
 
             sim = make_config(seed=args.seed, tasks=args.tasks, width=64, height=48, fps=8,
                               gripper_signal=args.signal, perturbation=args.perturbation,
                               duration_s=args.duration)
-            bundles, _ = write_sim_set(tmp, args.n, sim, workers=args.workers)
-        result = evaluate(bundles, cfg=detection)
+            bundles, _ = write_sim_set(args.out or tmp, args.n, sim, workers=args.workers)
+        result = evaluate(bundles, cfg=detection, cut=args.cut)
         if args.signal == "actuator":
-            base = evaluate(bundles, use_profile=False, cfg=detection)
+            base = evaluate(bundles, use_profile=False, cfg=detection, cut=args.cut)
             result["baseline_force_detector"] = {
                 k: v for k, v in base.items() if k not in ("misses", "spurious_events")}
     source = {"folder": args.bundles} if args.bundles else {
         "source": args.source, "signal": args.signal, "seed": args.seed}
-    print(json.dumps({**source, "judge": args.judge, **result}, indent=2))
+    print(json.dumps({**source, "judge": args.judge, "cut": args.cut, **result}, indent=2))
 
 
 if __name__ == "__main__":

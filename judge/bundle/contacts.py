@@ -63,10 +63,8 @@ def gripper_events(t: np.ndarray, width: np.ndarray, force: np.ndarray,
     since = 0  # where the previous contact ended
     for a, b in segments(state):
         end = b if b < n else None
-        # a blip: not a contact, and the fingers' pre-close width spans it (a contact on
-        # at the first sample began before the episode: no blip, however short here)
-        if a > 0 and (t[b - 1] if end is None else t[b]) - t[a] < cfg.min_contact_s - TIME_EPS_S:
-            continue
+        if (t[b - 1] if end is None else t[b]) - t[a] < cfg.min_contact_s - TIME_EPS_S:
+            continue  # a blip: not a contact, and the fingers' pre-close width spans it
         last, since = since, b
         onset = a
         while onset > 0 and force[onset - 1] > cfg.force_off_n:

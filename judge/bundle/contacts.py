@@ -34,6 +34,12 @@ from judge.bundle.fingers import finger_events
 from judge.bundle.streams import Signals
 from judge.config import ContactConfig, FingerConfig, GripperProfile
 
+#: What :func:`contact_detector` names: the force detector, or the width detector with an
+#: actuator effort or with the width alone.
+DETECTORS = {"force": "force detector (/gripper effort as a finger-object force)",
+             "width + effort": "width detector (finger width + actuator effort)",
+             "width": "width detector (finger width alone)"}
+
 #: The robust sigma of a joint's effort residual is at least this fraction of the joint's
 #: largest |effort| in the run: the resolution an effort is logged to. A noise-free effort (a
 #: simulator's) has a robust sigma of 0; a floor of 1e-9 Nm read a clean 3.5 Nm transient as
@@ -158,6 +164,14 @@ def impact_events(t: np.ndarray, velocity: np.ndarray, effort: np.ndarray,
     return events
 
 
+def contact_detector(gripper: GripperProfile | None) -> str:
+    """Which detector reads the gripper: ``force`` (no profile, or a contact-force
+    effort), ``width + effort`` (an actuator effort) or ``width`` (no effort)."""
+    if gripper is None or gripper.effort == "contact":
+        return "force"
+    return "width + effort" if gripper.effort == "actuator" else "width"
+
+
 def impact_floor(cfg: ContactConfig, gripper: GripperProfile | None) -> tuple[float, str]:
     """The physical floor of an impact (Nm) and where it comes from: the larger of the
     settings' ``impact_min_nm`` and the gripper profile's (0 where neither sets one)."""
@@ -179,7 +193,7 @@ def detect_contacts(signals: Signals, cfg: ContactConfig | None = None,
     """
     cfg = cfg or ContactConfig()
     g_t, g_w, g_f = signals.gripper_t, signals.gripper_width, signals.gripper_force
-    if gripper is None or gripper.effort == "contact":
+    if contact_detector(gripper) == "force":
         events = gripper_events(g_t, g_w, g_f, cfg, fingers,
                                 None if gripper is None else gripper.open_width_m)
     else:

@@ -14,7 +14,7 @@ import pytest
 
 from bench.bagsynth import START_NS, BagSpec, write_bag
 from judge.bundle.decode import load_streams
-from judge.bundle.inspect import inspect_bundle
+from judge.bundle.inspect import format_report, inspect_bundle
 from judge.bundle.intake import intake
 from judge.bundle.rosbag import import_bag
 from tests.integration.test_rosbag import mapping_file
@@ -46,4 +46,8 @@ def test_an_episode_starting_mid_hold_is_tared_at_the_open_gripper(storage, tmp_
     assert [k for k, _ in found] == ["grasp", "release", "grasp", "release"]
     for (_, t), want in zip(found, [0.0, 1.8 - zero, 2.4 - zero, 3.2 - zero], strict=True):
         assert t == pytest.approx(want, abs=0.011)
+    text = format_report(report)
+    assert "gripper:   profile=franka-hand, effort=contact" in text
+    assert "contacts:  4 from the force detector (/gripper effort as a finger-object force)" in text
+    assert "width + effort" not in text
     assert not [n for n in row["notes"] if "/ft/wrench" in n]  # tared in the episode itself

@@ -6,6 +6,9 @@ finger–object contact force (``docs/contacts.md``). A real gripper's motor eff
 whenever the fingers are driven — closing, holding, opening, object or not — so it cannot
 say *when* a grasp began; the width can:
 
+* a hold already on at the first sample (an episode cut mid-grasp: the fingers at rest
+  between their limits and, with an actuator effort, driven) is a **grasp** there, closed
+  from the profile's open width, however short;
 * the width is median-filtered (``smooth_s``) and its speed taken over ±``smooth_s``;
   a **close** is a run of closing speed (hysteresis: ``close_speed_mps`` on, half off);
 * a close whose fingers reach the closed limit (``closed_width_m`` + margin) is a

@@ -57,6 +57,8 @@ class SynthConfig(BaseModel):
     outcome_mix: dict[str, float] = Field(default_factory=lambda: dict(DEFAULT_MIX),
                                           description="Outcome -> weight.")
     outcome: str | None = Field(None, description="Force one outcome for every bundle.")
+    effort_noise_nm: float = Field(0.08, ge=0, le=10, description="Sigma of the joint "
+                                   "efforts' Gaussian noise (Nm).")
     gripper_signal: Literal["contact", "actuator"] = Field(
         "contact", description="What /gripper's effort is: the finger-object contact force, "
         "or (actuator) what a real gripper reports: its motor effort, 40 N whenever driven, "
@@ -187,10 +189,15 @@ def simulate(rng: np.random.Generator, outcome: str, duration: float, hz: int) -
 
 
 JOINTS = tuple(f"joint{i}" for i in range(1, 8))
+EFFORT_NOISE_NM = SynthConfig.model_fields["effort_noise_nm"].default
 
 
-def joint_signals(ro: Rollout, rng: np.random.Generator) -> Signals:
-    """Joint position/velocity/effort from a planar-arm model; gripper width/force."""
+def joint_signals(ro: Rollout, rng: np.random.Generator,
+                  effort_noise: float = EFFORT_NOISE_NM) -> Signals:
+    """Joint position/velocity/effort from a planar-arm model; gripper width/force.
+
+    The efforts carry Gaussian noise of ``effort_noise`` (Nm).
+    """
     x, y, z = ro.ee.T
     l1 = l2 = 0.4
     q1 = np.arctan2(y, x)
@@ -214,7 +221,7 @@ def joint_signals(ro: Rollout, rng: np.random.Generator) -> Signals:
     inertia = np.array([0.8, 1.2, 0.6, 0.1, 0.05, 0.05, 0.02])
     tau += inertia * qdd + 0.5 * qd
     tau[:, :3] += ro.spike
-    tau += rng.normal(0.0, 0.08, size=tau.shape)
+    tau += rng.normal(0.0, effort_noise, size=tau.shape)
     force = ro.force + rng.normal(0.0, 0.15, size=ro.force.shape)
     return Signals(t=ro.t, joint_names=JOINTS, position=q, velocity=qd, effort=tau,
                    gripper_t=ro.t, gripper_width=ro.width, gripper_force=force)
@@ -377,7 +384,7 @@ def write_bundle(out: str | Path, cfg: SynthConfig, index: int) -> Path:
         raise ValueError(f"outcome {outcome!r}: expected one of {', '.join(OUTCOMES)}")
     task_id = TASKS[int(rng.integers(len(TASKS)))]
     ro = simulate(rng, outcome, cfg.duration_s, cfg.signal_hz)
-    signals = joint_signals(ro, rng)
+    signals = joint_signals(ro, rng, cfg.effort_noise_nm)
     actuator = cfg.gripper_signal == "actuator"
     if actuator:
         signals = actuator_signals(ro, signals, rng)

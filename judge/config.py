@@ -112,6 +112,11 @@ class GripperProfile(_Config):
                     "or nothing (none: width alone).")
     driven_effort: float = Field(0.0, ge=0, description="Actuator effort above which the "
                                  "fingers are being driven (the effort's unit).")
+    impact_min_nm: float = Field(0.0, ge=0, description="The smallest joint-effort residual "
+                                 "that is an impact on the arm this gripper is on (Nm, N on "
+                                 "a prismatic joint: /joint_states' effort unit), however "
+                                 "quiet the effort; 0: none. The judge version's "
+                                 "contacts.impact_min_nm applies where it is larger.")
 
     @model_validator(mode="after")
     def _limits(self) -> GripperProfile:

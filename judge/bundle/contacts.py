@@ -11,10 +11,18 @@ it) so noise near a threshold cannot chatter:
   not (collapsing toward closed, staying put, or only drifting open as a weak grip lets
   the object slide out);
 * joint effort: ``impact`` where the effort leaves its median-filtered baseline
-  by many robust sigmas (collisions, knocks), and by at least ``impact_min_nm``: on a
-  noise-free effort (a simulator's) the robust sigma is ~0 and every motion transient would
-  read as thousands of sigmas. A running median follows steps (a payload lifted or
-  dropped) without flagging them.
+  by many robust sigmas (collisions, knocks), and by at least a physical floor (Nm): the
+  larger of the judge version's ``impact_min_nm`` and the gripper profile's (the arm it
+  is on). A sigma says how unusual a residual is, not how hard a knock was: on a
+  noise-free effort (a simulator's) it is ~0 and every motion transient reads as
+  thousands of sigmas. A running median follows steps (a payload lifted or dropped)
+  without flagging them, and a held object's weight with them: the baseline is the
+  effort around each sample, never the episode's start.
+
+A hold already on at the episode's first sample (an episode cut mid-grasp) is a ``grasp``
+at that sample; the width its fingers closed from is not in the episode, so the gripper's
+open state stands in for it (the profile's ``open_width_m``, else the widest the fingers
+are in the episode).
 """
 
 from __future__ import annotations
@@ -26,6 +34,12 @@ from judge.bundle.fingers import finger_events
 from judge.bundle.streams import Signals
 from judge.config import ContactConfig, FingerConfig, GripperProfile
 
+#: What :func:`contact_detector` names: the force detector, or the width detector with an
+#: actuator effort or with the width alone.
+DETECTORS = {"force": "force detector (/gripper effort as a finger-object force)",
+             "width + effort": "width detector (finger width + actuator effort)",
+             "width": "width detector (finger width alone)"}
+
 #: The robust sigma of a joint's effort residual is at least this fraction of the joint's
 #: largest |effort| in the run: the resolution an effort is logged to. A noise-free effort (a
 #: simulator's) has a robust sigma of 0; a floor of 1e-9 Nm read a clean 3.5 Nm transient as
@@ -35,14 +49,16 @@ OPEN_DELTA_M = 0.002  # a release opens the fingers at least this much past the 
 
 
 def gripper_events(t: np.ndarray, width: np.ndarray, force: np.ndarray,
-                   cfg: ContactConfig, fingers: FingerConfig | None = None
-                   ) -> list[ContactEvent]:
+                   cfg: ContactConfig, fingers: FingerConfig | None = None,
+                   open_width: float | None = None) -> list[ContactEvent]:
     """Grasp onsets and release/slip offsets from the gripper force.
 
     The force says when; the width says which: an offset is a ``release`` when, over the
     ``fingers.open_window_s`` from it, the fingers reopen to ``fingers.open_fraction`` of
     the widest they were between the previous contact's end (or the start) and this
-    onset, and more than ``OPEN_DELTA_M`` past the hold width; else a ``slip``.
+    onset, and more than ``OPEN_DELTA_M`` past the hold width; else a ``slip``. A contact
+    already on at the first sample closed from before the episode: ``open_width`` (the
+    profile's, m) stands in for that width, else the widest in the episode.
     """
     fingers = fingers or FingerConfig()
     n = len(t)
@@ -64,7 +80,9 @@ def gripper_events(t: np.ndarray, width: np.ndarray, force: np.ndarray,
                                    None if end is None else float(t[end]), peak, peak, "N"))
         if end is None:
             continue
-        pre = width[last:onset + 1].max()  # the width the fingers closed from
+        # the width the fingers closed from; a hold on at the start closed from open
+        pre = width[last:onset + 1].max() if a > 0 else (
+            width.max() if open_width is None else open_width)
         before = width[max(a, end - 5):end].mean()
         reopened = width[end:end + window].max()
         kind = ("release" if reopened - before > OPEN_DELTA_M
@@ -90,25 +108,45 @@ def inertia_compensated(t: np.ndarray, velocity: np.ndarray, effort: np.ndarray,
     return effort - inertia * qdd
 
 
+def noise_sigma(comp: np.ndarray, resid: np.ndarray) -> np.ndarray:
+    """Per joint, the effort's noise sigma: the larger of two robust estimates. (J,)
+
+    * 1.4826 x the median absolute deviation of the residual from its running median;
+    * the same of the second differences, over sqrt(6) (white noise of sigma s has second
+      differences of sigma sqrt(6) s; a smooth motion's are ~0: the DER_SNR estimator).
+
+    The first alone collapses where the effort trends faster than its noise: a running
+    median of a locally monotone signal is the signal itself, so most residuals are
+    exactly 0 (bench.synth's arm at 50 Hz with 0.05 Nm of noise: 0.23-0.53 Nm noise peaks
+    read as 12-25 sigmas). The second alone misses noise slower than the sample rate.
+    Neither sees a sparse impact.
+    """
+    mad = np.median(np.abs(resid - np.median(resid, axis=0)), axis=0)
+    d2 = np.diff(comp, 2, axis=0)  # (N-2, J)
+    der = np.median(np.abs(d2 - np.median(d2, axis=0)), axis=0) / np.sqrt(6.0)
+    return 1.4826 * np.maximum(mad, der)
+
+
 def impact_events(t: np.ndarray, velocity: np.ndarray, effort: np.ndarray,
-                  cfg: ContactConfig) -> list[ContactEvent]:
+                  cfg: ContactConfig, min_nm: float | None = None) -> list[ContactEvent]:
     """Impacts: the inertia-compensated effort residual in robust sigmas.
 
-    The sigma is floored at ``impact_min_nm / impact_on_sigma``, so an impact starts where
-    the residual exceeds both ``impact_on_sigma`` robust sigmas and ``impact_min_nm``, and
-    ends below the same floor scaled by ``impact_off_sigma``; and at :data:`RESOLUTION` of
-    the joint's largest |effort|. ``peak`` is in floored sigmas (a robust z-score),
-    ``peak_value`` the residual itself in Nm, of the joint that scored highest.
+    The sigma (:func:`noise_sigma`) is floored at ``min_nm / impact_on_sigma`` (``min_nm``:
+    the physical floor, default ``cfg.impact_min_nm``), so an impact starts where the
+    residual exceeds both ``impact_on_sigma`` robust sigmas and ``min_nm``, and ends below
+    the same floor scaled by ``impact_off_sigma``; and at :data:`RESOLUTION` of the joint's
+    largest |effort|. ``peak`` is in floored sigmas (a robust z-score), ``peak_value`` the
+    residual itself in Nm, of the joint that scored highest.
     """
     if len(t) < 5:
         return []
+    min_nm = cfg.impact_min_nm if min_nm is None else min_nm
     rate = (len(t) - 1) / (t[-1] - t[0])
     window = round(cfg.effort_window_s * rate)
     comp = inertia_compensated(t, velocity, effort, window)
     resid = comp - running_median(comp, window)  # (N, J)
-    mad = np.median(np.abs(resid - np.median(resid, axis=0)), axis=0)
     floor = np.maximum(RESOLUTION * np.abs(effort).max(axis=0), 1e-9)  # (J,)
-    sigma = np.maximum(np.maximum(1.4826 * mad, floor), cfg.impact_min_nm / cfg.impact_on_sigma)
+    sigma = np.maximum(np.maximum(noise_sigma(comp, resid), floor), min_nm / cfg.impact_on_sigma)
     z = np.abs(resid / sigma)  # (N, J)
     score = z.max(axis=1)  # (N,)
     merged: list[list[int]] = []
@@ -126,6 +164,23 @@ def impact_events(t: np.ndarray, velocity: np.ndarray, effort: np.ndarray,
     return events
 
 
+def contact_detector(gripper: GripperProfile | None) -> str:
+    """Which detector reads the gripper: ``force`` (no profile, or a contact-force
+    effort), ``width + effort`` (an actuator effort) or ``width`` (no effort)."""
+    if gripper is None or gripper.effort == "contact":
+        return "force"
+    return "width + effort" if gripper.effort == "actuator" else "width"
+
+
+def impact_floor(cfg: ContactConfig, gripper: GripperProfile | None) -> tuple[float, str]:
+    """The physical floor of an impact (Nm) and where it comes from: the larger of the
+    settings' ``impact_min_nm`` and the gripper profile's (0 where neither sets one)."""
+    own = 0.0 if gripper is None else gripper.impact_min_nm
+    if own > cfg.impact_min_nm:
+        return own, "gripper profile"
+    return cfg.impact_min_nm, "settings" if cfg.impact_min_nm > 0 else "none"
+
+
 def detect_contacts(signals: Signals, cfg: ContactConfig | None = None,
                     gripper: GripperProfile | None = None,
                     fingers: FingerConfig | None = None) -> list[ContactEvent]:
@@ -134,12 +189,15 @@ def detect_contacts(signals: Signals, cfg: ContactConfig | None = None,
     Without a gripper profile, or with one whose effort is a contact force, the gripper's
     effort is read as the finger–object force (:func:`gripper_events`); otherwise the
     events come from the width and actuator effort (:func:`judge.bundle.fingers.finger_events`).
+    Impacts must exceed :func:`impact_floor`.
     """
     cfg = cfg or ContactConfig()
     g_t, g_w, g_f = signals.gripper_t, signals.gripper_width, signals.gripper_force
-    if gripper is None or gripper.effort == "contact":
-        events = gripper_events(g_t, g_w, g_f, cfg, fingers)
+    if contact_detector(gripper) == "force":
+        events = gripper_events(g_t, g_w, g_f, cfg, fingers,
+                                None if gripper is None else gripper.open_width_m)
     else:
         events = finger_events(g_t, g_w, g_f, gripper, fingers, cfg.min_contact_s)
-    events += impact_events(signals.t, signals.velocity, signals.effort, cfg)
+    events += impact_events(signals.t, signals.velocity, signals.effort, cfg,
+                            impact_floor(cfg, gripper)[0])
     return sorted(events, key=lambda e: (e.t, e.kind))

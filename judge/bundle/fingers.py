@@ -6,6 +6,9 @@ finger–object contact force (``docs/contacts.md``). A real gripper's motor eff
 whenever the fingers are driven — closing, holding, opening, object or not — so it cannot
 say *when* a grasp began; the width can:
 
+* a hold already on at the first sample (an episode cut mid-grasp: the fingers at rest
+  between their limits and, with an actuator effort, driven) is a **grasp** there, closed
+  from the profile's open width, however short;
 * the width is median-filtered (``smooth_s``) and its speed taken over ±``smooth_s``;
   a **close** is a run of closing speed (hysteresis: ``close_speed_mps`` on, half off);
 * a close whose fingers reach the closed limit (``closed_width_m`` + margin) is a
@@ -38,6 +41,8 @@ Tolerances never go below the profile's width noise (3–4 sigmas).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from judge.bundle.events import TIME_EPS_S, ContactEvent, hysteresis, running_median, segments
@@ -55,6 +60,23 @@ def _speed(t: np.ndarray, w: np.ndarray, h: int) -> np.ndarray:
 def _first(mask: np.ndarray, start: int = 0) -> int | None:
     hit = np.flatnonzero(mask[start:])
     return start + int(hit[0]) if len(hit) else None
+
+
+@dataclass(frozen=True)
+class _Run:
+    """One run's smoothed width, its speed and effort, and the tolerances in force."""
+
+    t: np.ndarray  # (N,) s
+    w: np.ndarray  # (N,) median-filtered width (m)
+    v: np.ndarray  # (N,) its speed (m/s)
+    e: np.ndarray | None  # (N,) median-filtered actuator effort; None without one
+    gripper: GripperProfile
+    cfg: FingerConfig
+    tol: float  # within this of the hold level: stopped there (m)
+    band: float  # leaving the level by more ends the hold (m)
+    rearm: float  # after an event, the width a new close must start from (m)
+    settle: int  # samples
+    window: int  # samples
 
 
 def finger_events(t: np.ndarray, width: np.ndarray, effort: np.ndarray,
@@ -78,15 +100,20 @@ def finger_events(t: np.ndarray, width: np.ndarray, effort: np.ndarray,
     w = running_median(np.asarray(width, dtype=np.float64), 2 * h + 1)  # (N,)
     actuator = gripper.effort == "actuator"
     e = running_median(np.asarray(effort, dtype=np.float64), 2 * h + 1) if actuator else None
-    tol, band = max(cfg.stop_tol_m, 3 * sigma), max(cfg.hold_band_m, 4 * sigma)
     closed = gripper.closed_width_m + max(cfg.closed_margin_m, 4 * sigma)
-    rearm = gripper.closed_width_m + cfg.rearm_fraction * (gripper.open_width_m
-                                                           - gripper.closed_width_m)
-    settle = max(1, round(cfg.settle_s * rate))
-    window = max(1, round(cfg.open_window_s * rate))
     v = _speed(t, w, h)
+    run = _Run(t, w, v, e, gripper, cfg, tol=max(cfg.stop_tol_m, 3 * sigma),
+               band=max(cfg.hold_band_m, 4 * sigma),
+               rearm=gripper.closed_width_m + cfg.rearm_fraction * (gripper.open_width_m
+                                                                    - gripper.closed_width_m),
+               settle=max(1, round(cfg.settle_s * rate)),
+               window=max(1, round(cfg.open_window_s * rate)))
+    settle, band = run.settle, run.band
     events: list[ContactEvent] = []
     i = 0  # closes starting before i are not counted (inside a hold, or not re-armed)
+    level = _held_at_start(run, closed)
+    if level is not None:  # closed before the episode (from open, as far as it can tell):
+        i = _hold(run, events, 0, 0, level, gripper.open_width_m, 0.0)  # no blip however short
     for a, b in segments(hysteresis(-v, cfg.close_speed_mps, cfg.close_speed_mps / 2)):
         if a < i:
             continue
@@ -98,7 +125,7 @@ def finger_events(t: np.ndarray, width: np.ndarray, effort: np.ndarray,
             events.append(ContactEvent(float(t[reached]), "miss", float(t[a]),
                                        float(t[reached]), 1e3 * float(w[reached]),
                                        1e3 * float(w[reached]), "mm"))
-            i = _rearmed(w, rearm, reached, n)
+            i = _rearmed(w, run.rearm, reached, n)
             continue
         if (w[a] - level < cfg.min_travel_m
                 or level > gripper.open_width_m - cfg.min_travel_m):
@@ -107,32 +134,60 @@ def finger_events(t: np.ndarray, width: np.ndarray, effort: np.ndarray,
         if (actuator and np.median(e[stop:stop + settle]) < gripper.driven_effort
                 and (not len(after) or np.abs(after - level).max() <= band)):
             continue  # stopped where commanded and stay: no longer driven, nothing held
-        onset = _first(w[: stop + 1] <= level + tol, a)
+        onset = _first(w[: stop + 1] <= level + run.tol, a)
         onset = stop if onset is None else onset
-        pre = float(w[a])  # the width the close started from
-        leave, level, dropped = _hold_end(w, v, e, level, min(stop + settle, n - 1), pre,
-                                          gripper, cfg, band, settle, window)
-        if leave is None:  # still holding at the end
-            events.append(ContactEvent(float(t[onset]), "grasp", float(t[onset]), None,
-                                       1e3 * level, 1e3 * level, "mm"))
-            break
-        end = leave
-        while not dropped and end > stop and abs(w[end - 1] - level) > tol and (
-                (w[end - 1] < w[end]) == (w[leave] > level)):
-            end -= 1  # back along the motion that ended the hold, to where it began
-        if t[end] - t[onset] < min_contact_s - TIME_EPS_S:
-            i = leave
-            continue
-        if w[leave] < level - band:
-            kind = "slip"
-        else:
-            kind = "release" if w[end:end + window].max() >= cfg.open_fraction * pre else "slip"
-        events.append(ContactEvent(float(t[onset]), "grasp", float(t[onset]), float(t[end]),
-                                   1e3 * level, 1e3 * level, "mm"))
-        events.append(ContactEvent(float(t[end]), kind, float(t[onset]), float(t[end]),
-                                   1e3 * level, 1e3 * level, "mm"))
-        i = _rearmed(w, rearm, end, n)
+        i = _hold(run, events, onset, stop, level, float(w[a]), min_contact_s)
     return events
+
+
+def _held_at_start(run: _Run, closed: float) -> float | None:
+    """The level of a hold already on at the first sample (an episode cut mid-grasp), or
+    None. The fingers at rest from the start — within ``hold_band_m`` of the first width,
+    for ``settle_s`` or until they leave it (a hold may end soon after the cut) — above the
+    closed limit (+margin), ``min_travel_m`` inside the open one, and, with an actuator
+    effort, driven. The level is their median width there."""
+    cfg = run.cfg
+    k = _first(np.abs(run.w - run.w[0]) > run.band)
+    k = min(run.settle, len(run.w) if k is None else k)
+    if k < 2:
+        return None
+    level = float(np.median(run.w[:k]))
+    if level <= closed or level > run.gripper.open_width_m - cfg.min_travel_m:
+        return None
+    if run.e is not None and np.median(run.e[:k]) < run.gripper.driven_effort:
+        return None  # parked where commanded: nothing held
+    return level
+
+
+def _hold(run: _Run, events: list[ContactEvent], onset: int, stop: int, level: float,
+          pre: float, min_contact_s: float) -> int:
+    """Follow the hold that reached ``level`` at ``onset`` (the close stopped at ``stop``;
+    the fingers closed from ``pre``) to its end; append its grasp and release/slip to
+    ``events``. Returns where the next close may start."""
+    t, w, n = run.t, run.w, len(run.t)
+    leave, level, dropped = _hold_end(w, run.v, run.e, level, min(stop + run.settle, n - 1),
+                                      pre, run.gripper, run.cfg, run.band, run.settle,
+                                      run.window)
+    if leave is None:  # still holding at the end
+        events.append(ContactEvent(float(t[onset]), "grasp", float(t[onset]), None,
+                                   1e3 * level, 1e3 * level, "mm"))
+        return n
+    end = leave
+    while not dropped and end > stop and abs(w[end - 1] - level) > run.tol and (
+            (w[end - 1] < w[end]) == (w[leave] > level)):
+        end -= 1  # back along the motion that ended the hold, to where it began
+    if t[end] - t[onset] < min_contact_s - TIME_EPS_S:
+        return leave
+    if w[leave] < level - run.band:
+        kind = "slip"
+    else:
+        kind = ("release" if w[end:end + run.window].max() >= run.cfg.open_fraction * pre
+                else "slip")
+    events.append(ContactEvent(float(t[onset]), "grasp", float(t[onset]), float(t[end]),
+                               1e3 * level, 1e3 * level, "mm"))
+    events.append(ContactEvent(float(t[end]), kind, float(t[onset]), float(t[end]),
+                               1e3 * level, 1e3 * level, "mm"))
+    return _rearmed(w, run.rearm, end, n)
 
 
 def _hold_end(w: np.ndarray, v: np.ndarray, e: np.ndarray | None, level: float, start: int,

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from judge.bundle.contacts import DETECTORS, contact_detector, impact_floor
 from judge.bundle.decode import frame_size, load_streams
 from judge.bundle.intake import intake
 from judge.bundle.sample import common_span, plan_targets, span_warning
@@ -37,8 +38,18 @@ def inspect_bundle(uri: str, judge: str | None = None) -> dict[str, Any]:
     from judge.bundle.fingers import gripper_warnings
     from judge.config import resolve_gripper
 
-    warnings = gripper_warnings(streams.signals, resolve_gripper(streams.metadata.get(
-        GRIPPER_META)), settings.contacts.force_on_n, settings.fingers)
+    record = streams.metadata.get(GRIPPER_META)
+    gripper = resolve_gripper(record)
+    warnings = gripper_warnings(streams.signals, gripper, settings.contacts.force_on_n,
+                                settings.fingers)
+    floor_nm, floor_from = impact_floor(settings.contacts, gripper)
+    if floor_from == "gripper profile":
+        floor_from = (f"gripper profile {record['profile']}" if "profile" in record
+                      and "impact_min_nm" not in record else "the bundle's gripper record")
+    elif floor_from == "settings":
+        floor_from = source
+    else:
+        floor_from = None
     from judge.tasks import catalog, unknown_message
 
     if bundle.attribution.task.id not in catalog():  # judging would refuse it
@@ -81,6 +92,8 @@ def inspect_bundle(uri: str, judge: str | None = None) -> dict[str, Any]:
         "gripper": streams.metadata.get(GRIPPER_META),  # the profile record, None without
         "warnings": warnings,
         "contact_settings": {"from": source, **settings.contacts.model_dump()},
+        "contact_detector": contact_detector(gripper),
+        "impact_floor": {"nm": floor_nm, "from": floor_from},  # from: None without one
         "contacts": [c.as_dict() for c in contacts],
         "sampled_timestamps": [round(float(t), 4) for t in targets],
     }
@@ -105,10 +118,13 @@ def format_report(r: dict[str, Any]) -> str:
                  f"{r['signals']['rate_hz']} Hz")
     if r.get("gripper"):
         fields = ", ".join(f"{k}={v}" for k, v in r["gripper"].items())
-        lines.append(f"gripper:   {fields} (contacts from width + effort, docs/contacts.md)")
-    cs = r["contact_settings"]
-    lines.append(f"contacts:  {len(r['contacts'])} (settings of {cs['from']}: impacts from "
-                 f"{cs['impact_on_sigma']:g} robust sigmas and {cs['impact_min_nm']:g} Nm)")
+        lines.append(f"gripper:   {fields} (docs/contacts.md)")
+    cs, floor = r["contact_settings"], r["impact_floor"]
+    lines.append(f"contacts:  {len(r['contacts'])} from the {DETECTORS[r['contact_detector']]}"
+                 f"; settings of {cs['from']}")
+    lines.append(f"impacts:   from {cs['impact_on_sigma']:g} robust sigmas and " + (
+        f"{floor['nm']:g} Nm ({floor['from']})" if floor["from"] else "no physical floor (set "
+        "impact_min_nm in the gripper profile or the judge version, docs/contacts.md)"))
     for c in r["contacts"]:
         z = f" ({c['peak']:.1f} robust sigmas)" if c["kind"] == "impact" else ""
         lines.append(f"  {c['t']:>8.3f} s  {c['kind']:<8} peak {c['peak_value']:.2f} "

@@ -67,4 +67,8 @@ def test_inspect_gives_impacts_in_nm_and_takes_a_versions_contact_settings(make_
     report = json.loads(capsys.readouterr().out)
     assert report["contact_settings"]["from"] == "judge version tiny-vision-streams"
     assert report["contact_settings"]["impact_min_nm"] == 300
+    assert report["impact_floor"] == {"nm": 300, "from": "judge version tiny-vision-streams"}
     assert [c for c in report["contacts"] if c["kind"] == "impact"] == []
+    assert main(["inspect", str(folder), "--judge", "tiny-vision-streams"]) == 0
+    assert ("impacts:   from 12 robust sigmas and 300 Nm (judge version tiny-vision-streams)"
+            in capsys.readouterr().out)

@@ -52,8 +52,16 @@ def test_profile_recorded_and_used(root, tmp_path):
     assert load_streams(intake(str(tmp_path / "without"))).metadata == {}
     got = inspect_bundle(str(tmp_path / "with"))
     assert got["gripper"] == {"profile": "franka-hand"}
-    assert "gripper:   profile=franka-hand (contacts from width + effort" in format_report(got)
-    assert "gripper:" not in format_report(inspect_bundle(str(tmp_path / "without")))
+    text = format_report(got)
+    assert "gripper:   profile=franka-hand (docs/contacts.md)" in text
+    assert "contacts:  2 from the width detector (finger width + actuator effort)" in text
+    assert "impacts:   from 12 robust sigmas and 5 Nm (gripper profile franka-hand)" in text
+    assert (got["contact_detector"], got["impact_floor"]) == (
+        "width + effort", {"nm": 5.0, "from": "gripper profile franka-hand"})
+    text = format_report(inspect_bundle(str(tmp_path / "without")))
+    assert "gripper:" not in text
+    assert "from the force detector (/gripper effort as a finger-object force)" in text
+    assert "impacts:   from 12 robust sigmas and no physical floor" in text
     assert [(c["kind"], c["t"]) for c in got["contacts"]] == [("grasp", 0.79), ("release", 2.02)]
     # without the profile the effort reads as a contact force: a "grasp" when the drive starts
     old = inspect_bundle(str(tmp_path / "without"))

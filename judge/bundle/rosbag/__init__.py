@@ -364,7 +364,7 @@ def _episode(b: Bag, mapping: Mapping, types: dict[str, str], i: int, cut: tuple
     firsts = [tr.t_ns[0] for tr in tracks.values()] + [int(ep[t].t_ns[0]) for t in signal_topics]
     lasts = [tr.t_ns[-1] for tr in tracks.values()] + [int(ep[t].t_ns[-1]) for t in signal_topics]
     t0, end = min(firsts), max(lasts)
-    signals, sig_notes = build_signals(mapping, ep, t0, where)
+    signals, sig_notes = build_signals(mapping, ep, t0, where, series)
     cams, hows, channels, lines = [], {}, {}, list(sig_notes)
     for name in sorted(tracks):
         tr = tracks[name]

@@ -9,7 +9,9 @@ Pure numpy over decoded messages. Rules (``docs/rosbag.md``):
   message has them, else velocity derived (``numpy.gradient``) and effort 0 (noted);
 * gripper width: the named joints' positions summed (or the named field), then
   ``offset + scale * x``; gripper effort likewise (efforts summed); an F/T sensor's force,
-  when mapped, is the gripper channel's effort instead (``effort: contact``);
+  when mapped, is the gripper channel's effort instead (``effort: contact``), tared at its
+  readings with the fingers open (:func:`rest_reading`), not at the episode's first (which
+  an episode cut mid-grasp takes with the object held);
 * the gripper channel's times are its densest input's; the others are held (their latest
   reading at or before each time, the first one before it starts).
 """
@@ -154,22 +156,81 @@ def value_series(v: Value, s: Series, kind: str, where: str) -> tuple[np.ndarray
     return t, v.offset + v.scale * x
 
 
-def force_series(f: Force, s: Series, where: str) -> tuple[np.ndarray, np.ndarray]:
-    """(t_ns, N) of an F/T sensor: ``|F|`` or one axis, less the first reading (tare)."""
+#: Fingers within this of the recording's widest opening (or 4 of the profile's width
+#: noise sigmas, if more) are open: they hold nothing.
+OPEN_TOL_M = 0.002
+
+
+def _forces(s: Series) -> np.ndarray:
+    """(N, 3) force of each WrenchStamped message (N)."""
+    return np.array([[m.wrench.force.x, m.wrench.force.y, m.wrench.force.z]
+                     for m in s.msgs], dtype=np.float64).reshape(len(s.msgs), 3)
+
+
+def rest_reading(ft: Series, width: tuple[np.ndarray, np.ndarray], widest: float,
+                 tol: float) -> np.ndarray | None:
+    """The F/T sensor's reading with nothing held: the median force (3,) over its readings
+    taken while the fingers were open (the width at that time within ``tol`` of ``widest``,
+    the recording's widest opening); None when there is none.
+
+    An open gripper holds nothing, whatever the episode's first reading held: the start of
+    an episode cut mid-grasp includes the object, and taring there reads the hold as 0 N,
+    its release as a grasp and the next grasp as a slip.
+    """
+    if not len(ft.msgs):
+        return None
+    opened = _hold(*width, ft.t_ns) >= widest - tol  # (N,)
+    return np.median(_forces(ft)[opened], axis=0) if opened.any() else None
+
+
+def force_series(f: Force, s: Series, where: str, rest: np.ndarray | None = None,
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """(t_ns, N) of an F/T sensor: ``|F|`` or one axis, less ``rest`` (its reading with
+    nothing held, :func:`rest_reading`; the episode's first reading without one) when
+    ``tare``."""
     if not len(s.msgs):
         raise RosbagError(f"{where}: {s.topic} has no message in the episode")
-    xyz = np.array([[m.wrench.force.x, m.wrench.force.y, m.wrench.force.z]
-                    for m in s.msgs], dtype=np.float64)  # (N, 3)
+    xyz = _forces(s)  # (N, 3)
     if f.tare:
-        xyz = xyz - xyz[0]
+        xyz = xyz - (xyz[0] if rest is None else rest)
     value = np.linalg.norm(xyz, axis=1) if f.component == "norm" \
         else xyz[:, "xyz".index(f.component)]
     return s.t_ns, value
 
 
+def _tare(mapping: Mapping, episode: dict[str, Series], recording: dict[str, Series],
+          width: tuple[np.ndarray, np.ndarray], where: str) -> tuple[np.ndarray | None,
+                                                                     list[str]]:
+    """The F/T sensor's rest reading for this episode and a note where it is not the
+    episode's own: its readings with the fingers open, else the recording's, else (None)
+    the episode's first reading."""
+    from judge.config import resolve_gripper
+
+    f, g = mapping.force, mapping.gripper
+    profile = resolve_gripper(mapping.gripper_record(), f"{where}: gripper")
+    tol = max(OPEN_TOL_M, 4 * profile.width_noise_m)
+    topic = g.width.topic or mapping.joints.topic
+    whole = value_series(g.width, recording[topic], "position", where)
+    widest = float(max(whole[1].max(), width[1].max()))
+    rest = rest_reading(episode[f.topic], width, widest, tol)
+    if rest is not None:
+        return rest, []
+    rest = rest_reading(recording[f.topic], whole, widest, tol)
+    if rest is not None:
+        return rest, [f"{f.topic}: tared at the recording's readings with the fingers open "
+                      "(none in the episode)"]
+    return None, [f"{f.topic}: no reading with the fingers open: tared at the episode's "
+                  "first, which reads an object held then as 0 N"]
+
+
 def build_signals(mapping: Mapping, series: dict[str, Series], t0_ns: int, where: str,
-                  ) -> tuple[Signals, list[str]]:
-    """The bundle's joint and gripper streams (times in s from ``t0_ns``); notes."""
+                  recording: dict[str, Series] | None = None) -> tuple[Signals, list[str]]:
+    """The bundle's joint and gripper streams (times in s from ``t0_ns``); notes.
+
+    ``series``: the episode's messages per topic; ``recording``: the whole recording's
+    (default: the episode's), where an F/T sensor's tare looks for readings with the
+    fingers open when the episode has none.
+    """
     notes: list[str] = []
     js = series[mapping.joints.topic]
     t, table, has_vel, has_eff = _joint_table(js, mapping.joints.names, "arm", where)
@@ -187,7 +248,11 @@ def build_signals(mapping: Mapping, series: dict[str, Series], t0_ns: int, where
     wt, width = value_series(g.width, series[g.width.topic or js.topic], "position", where)
     parts = [(wt, width)]
     if mapping.force is not None:
-        parts.append(force_series(mapping.force, series[mapping.force.topic], where))
+        rest, tare_notes = None, []
+        if mapping.force.tare:
+            rest, tare_notes = _tare(mapping, series, recording or series, (wt, width), where)
+        notes += tare_notes
+        parts.append(force_series(mapping.force, series[mapping.force.topic], where, rest))
     elif g.effort is not None:
         parts.append(value_series(g.effort, series[g.effort.topic or js.topic], "effort", where))
     base = max(parts, key=lambda p: len(p[0]))[0]  # the densest input's times

@@ -123,7 +123,7 @@ class TransformersBackend(Backend):
         if images is None:
             images = model_images(req.frames, self.spec.max_pixels, self.spec.options)
         kwargs = processor_kwargs(config.get("model_type", _model_type(self.processor)),
-                                  self.spec.max_pixels, self.spec.options)
+                                  self.spec.max_pixels, self.spec.options, self.processor)
         out = self.processor(text=[self.prompt_text(len(images), req.prompt)],
                              images=[images], return_tensors="pt", **kwargs)
         check_length(out["input_ids"].shape[1],

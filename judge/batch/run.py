@@ -129,7 +129,8 @@ def run_batch(uris: list[str], version: JudgeVersion, ledger: Ledger,
             ray.kill(actor)
         remove_placement_group(pg)
         raise BatchError("; ".join(bad))
-    pools = [[Replica(handles[(i, r)], r) for r in range(n)]
+    gpu_of = {key: g for g, slot in enumerate(plan.gpus) for key in slot.replicas}
+    pools = [[Replica(handles[(i, r)], r, gpu=gpu_of.get((i, r))) for r in range(n)]
              for i, n in enumerate(plan.replicas)]
     batch = Batch(version, ledger, judge, plan, summary, todo, preps, pools, progress,
                   to_import)

@@ -262,3 +262,18 @@ def test_answer_mass_rows_refuse_a_model_under_its_threshold(tmp_path):
         ("answer mass m0", "ok"), ("answer mass m1", "fail"), ("answer mass m2", "ok")]
     assert found[1].detail == ("0.2000 of the raw next-token probability on the answer "
                                "tokens (< min_answer_mass 0.5)")
+
+
+def test_doctor_json_on_stdout_is_the_json_alone(tmp_path):
+    """Sizing rc-judge-v1 from its published configs trains stand-in tokenizers, whose
+    trainer printed a progress line per tokenizer on fd 1 (blank lines before the JSON)."""
+    import os
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-m", "rcjudge.cli", "doctor", "--judge",
+                           "rc-judge-v1", "--gpu-memory-gib", "80", "--json"],
+                          capture_output=True, text=True,
+                          env={**os.environ, "RCJUDGE_MODELS": str(tmp_path / "models")})
+    assert proc.stdout.startswith("{"), proc.stdout[:40]
+    assert json.loads(proc.stdout)["judge_version"] == "rc-judge-v1"

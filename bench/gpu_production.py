@@ -49,7 +49,7 @@ def prompt_tokens(proc, model_type: str, spec, requests) -> list[int]:
     """The prompt tokens of ``requests`` as both backends build them."""
     from models.processing import chat_prompt, model_images, processor_kwargs
 
-    kwargs = processor_kwargs(model_type, spec.max_pixels, spec.options)
+    kwargs = processor_kwargs(model_type, spec.max_pixels, spec.options, proc)
     counts = []
     for req in requests:
         images = model_images(req.frames, spec.max_pixels, spec.options)

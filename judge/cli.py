@@ -15,6 +15,7 @@ from typing import Any
 
 from judge.errors import JudgeError
 from judge.ledgers.cli import DB_HELP
+from judge.preflight.cli import gpu_memory_gib
 from rcjudge.errors import RcjudgeError, one_line
 
 #: ``models.tiny.PROFILES``' names, spelt out so parsing the arguments imports no model code
@@ -318,7 +319,8 @@ def _cmd_batch(args: argparse.Namespace) -> int:
     version = load_judge_version(args.judge)
     check_overrides(version, replicas, "--replicas")
     check_overrides(version, batch_size, "--batch-size")
-    refuse_on_red(version, "batch", ray_address=args.ray_address)  # rcjudge doctor's red rows
+    refuse_on_red(version, "batch", ray_address=args.ray_address,  # rcjudge doctor's red rows
+                  gpu_memory_gib=args.gpu_memory_gib)
     with Ledger.open(args.db) as ledger:
         if args.dataset:
             from judge.outcomes.store import OutcomeStore
@@ -326,7 +328,8 @@ def _cmd_batch(args: argparse.Namespace) -> int:
             OutcomeStore(ledger.engine).dataset(args.dataset)  # refused before judging
         summary = run_batch(uris, version, ledger, ray_address=args.ray_address,
                             max_in_flight=args.max_in_flight, progress=True,
-                            replicas=replicas, batch_size=batch_size, bags=bags, bag_import=how)
+                            replicas=replicas, batch_size=batch_size, bags=bags, bag_import=how,
+                            gpu_memory_gib=args.gpu_memory_gib)
         if args.dataset:
             if bags is not None:
                 from judge.batch.bags import cached_bundles
@@ -785,6 +788,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    "the version's, else 32 on CUDA, 8 on CPU")
     p.add_argument("--report", metavar="FILE", help="also write the summary (with every "
                    "failure and its error) to this JSON file")
+    p.add_argument("--gpu-memory-gib", type=gpu_memory_gib, metavar="GIB",
+                   help="each GPU's memory, to check every vLLM engine's share against what it "
+                   "needs (default: this machine's GPUs; with --ray-address: unchecked)")
     p.add_argument("--dataset", metavar="OWNER/SLUG", help="put the judged runs into this "
                    "dataset, each with a source: model outcome label (docs/outcomes.md)")
     p.add_argument("--json", action="store_true")

@@ -53,6 +53,10 @@ class BackendSpec:
     #: The least raw next-token probability the answer tokens must hold on the reference
     #: prompt when the judge loads the model (:func:`check_answer_mass`); 0 skips the probe.
     min_answer_mass: float = 0.5
+    #: The most images one prompt carries (the version's ``frames.images_per_question`` when
+    #: cameras are tiled; None: not known from the version): what vLLM sizes its start-up
+    #: profiling for (``models.vllm.engine_args``; ``options.max_images`` wins).
+    images_per_prompt: int | None = None
 
 
 class Backend(ABC):

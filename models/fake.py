@@ -26,13 +26,16 @@ after load end the process (``os._exit``) unless that file exists, creating it f
 a replica that dies once and, restarted, works. ``options["exit_after"] = {"calls": N,
 "marker": PATH}`` does the same on the (N+1)-th call instead of the first: a replica killed
 in the middle of a batch; without ``marker`` the process ends on every call past the N-th,
-restarted or not (a replica lost for good).
+restarted or not (a replica lost for good). ``options["exit_on_load"]: true`` ends the
+process in :meth:`load`, every time (an engine whose start kills its process).
 
 Start-up: ``options["load_s"]`` sleeps that long in :meth:`load` (an engine's start-up),
 and ``options["load_log"]`` (a file path) gets one JSON line per load: model name,
 process id, ``CUDA_VISIBLE_DEVICES`` (what Ray gave the process), the Ray node when run
 in a Ray worker, and the wall-clock start and end — so a test can see which engines
-started together on which GPU. ``options["load_fail"] = {"error": TEXT, "cause": TEXT,
+started together on which GPU; ``options["call_log"]`` (a file path) gets one such line per
+``score`` call (model, process id, node, ``CUDA_VISIBLE_DEVICES``, start, end), so a test can
+see which calls ran while an engine started. ``options["load_fail"] = {"error": TEXT, "cause": TEXT,
 "stderr": TEXT}`` makes load print ``stderr`` from a child process (as vLLM's engine core
 process prints its root cause) and raise ``RuntimeError(error)`` from ``ValueError(cause)``.
 ``options["reserves_memory"]: true`` makes the batch plan treat the model as a vLLM engine
@@ -59,20 +62,27 @@ class FakeBackend(Backend):
 
     def load(self) -> None:
         start = time.time()
+        if self.spec.options.get("exit_on_load"):
+            os._exit(1)  # the process dies while its engine starts
         time.sleep(float(self.spec.options.get("load_s", 0.0)))
         self._fail_load_if_scripted()
-        if log := self.spec.options.get("load_log"):
-            ray = sys.modules.get("ray")  # imported in a Ray worker; never imported here
-            node = (ray.get_runtime_context().get_node_id()
-                    if ray is not None and ray.is_initialized() else None)
-            line = {"model": self.spec.name, "pid": os.getpid(), "node": node,
-                    "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES"),
-                    "start": start, "end": time.time()}
-            with open(log, "a") as f:
-                f.write(json.dumps(line) + "\n")
+        self._log("load_log", start)
         self.requests: list[ScoreRequest] = []
         self.calls = 0
         self.loaded = True
+
+    def _log(self, option: str, start: float) -> None:
+        """One JSON line to the file ``options[option]`` names, if any: who ran, where, when."""
+        if not (log := self.spec.options.get(option)):
+            return
+        ray = sys.modules.get("ray")  # imported in a Ray worker; never imported here
+        node = (ray.get_runtime_context().get_node_id()
+                if ray is not None and ray.is_initialized() else None)
+        line = {"model": self.spec.name, "pid": os.getpid(), "node": node,
+                "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES"),
+                "start": start, "end": time.time()}
+        with open(log, "a") as f:
+            f.write(json.dumps(line) + "\n")
 
     def _fail_load_if_scripted(self) -> None:
         fail = self.spec.options.get("load_fail")
@@ -143,8 +153,10 @@ class FakeBackend(Backend):
 
     def score(self, requests: Sequence[ScoreRequest]) -> list[np.ndarray]:
         self.calls += 1
+        start = time.time()
         time.sleep(float(self.spec.options.get("delay_s", 0.0))
                    + (self.call_seconds(len(requests)) or 0.0))
+        self._log("call_log", start)
         self._die_if_scripted()
         text = self.spec.options.get("raise_when")
         if text and any(text in r.prompt for r in requests):

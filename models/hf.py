@@ -123,7 +123,7 @@ class TransformersBackend(Backend):
         if images is None:
             images = model_images(req.frames, self.spec.max_pixels, self.spec.options)
         kwargs = processor_kwargs(config.get("model_type", _model_type(self.processor)),
-                                  self.spec.max_pixels, self.spec.options)
+                                  self.spec.max_pixels, self.spec.options, self.processor)
         out = self.processor(text=[self.prompt_text(len(images), req.prompt)],
                              images=[images], return_tensors="pt", **kwargs)
         check_length(out["input_ids"].shape[1],
@@ -132,9 +132,11 @@ class TransformersBackend(Backend):
         return out
 
     def next_logits(self, req: ScoreRequest):
-        """The next-token logits over the whole vocabulary after ``req``'s prompt, (V,)."""
+        """The next-token logits over the whole vocabulary after ``req``'s prompt, (V,):
+        computed at the last position only (``logits_to_keep=1``; every position's would be
+        prompt tokens × vocabulary, kept for autograd in training)."""
         inputs = self.inputs(req).to(self.spec.device)
-        return self.model(**inputs).logits[0, -1]
+        return self.model(**inputs, logits_to_keep=1).logits[0, -1]
 
     def choice_logits(self, req: ScoreRequest):
         """One logit per answer (the log-sum-exp of its spellings' next-token logits), shape
@@ -203,7 +205,7 @@ class TransformersBackend(Backend):
                                                   "token_type_ids", "mm_token_type_ids")
                           else v) for k, v in first.items()}
             with torch.inference_mode():
-                cache = self.model(**prefix, use_cache=True).past_key_values
+                cache = self.model(**prefix, use_cache=True, logits_to_keep=1).past_key_values
                 for last, (k, e) in enumerate(zip(members, encoded, strict=True),
                                               1 - len(members)):
                     suffix = e["input_ids"][:, common:].to(self.spec.device)
@@ -214,7 +216,7 @@ class TransformersBackend(Backend):
                     extra[cache_kw] = cache if last == 0 else copy.deepcopy(cache)  # last: own
                     logits = self.model(input_ids=suffix,
                                         attention_mask=e["attention_mask"].to(self.spec.device),
-                                        use_cache=True, **extra).logits
+                                        use_cache=True, logits_to_keep=1, **extra).logits
                     sel = self.answer_logits(logits[0, -1].double(), requests[k].choices)
                     out[k] = torch.softmax(sel, dim=0).cpu().numpy()
         return out

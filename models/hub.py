@@ -7,7 +7,13 @@ file whose size and hash already match the hub's (the LFS sha256, else the git b
 and downloads the rest with ``huggingface_hub.hf_hub_download`` (``HEAD``/``GET
 {endpoint}/{repo}/resolve/{revision}/{file}``) into the folder itself. So a re-run fetches
 only what is missing or damaged, even where huggingface_hub's own ``local_dir`` metadata
-would trust a truncated file.
+would trust a truncated file: a damaged file and its metadata are removed first and the
+download is not forced (with ``force_download=True`` huggingface_hub 2.4 turns every error
+of the ``HEAD`` — a gated file's 401/403, a 5xx — into a plain ``ValueError("Force download
+failed due to the above error.")``, ``file_download._raise_on_head_call_error``; without it
+those errors arrive as themselves, a 5xx after huggingface_hub's 5 retries). A connection
+cut mid-file is resumed by huggingface_hub itself (``http_get``: a ``Range`` request from the
+last whole 10 MiB chunk written, until 5 tries in a row receive nothing).
 
 Each file is hashed once, as it is checked, through the fingerprint's digest cache
 (``judge.ensemble.fingerprint._DigestCache`` is passed in as ``digest``): the fingerprint of
@@ -82,15 +88,26 @@ def _hub_errors() -> tuple[type[BaseException], ...]:
             errors.LocalEntryNotFoundError)
 
 
-def _reason(exc: BaseException) -> str:
-    """The one-line reason for a hub error."""
+def _site() -> str:
+    return (_endpoint() or "https://huggingface.co").rstrip("/")
+
+
+def _reason(exc: BaseException, repo: str) -> str:
+    """The one-line reason for a hub error (``LocalEntryNotFoundError``, huggingface_hub's
+    "cannot reach the hub and no local copy", is read as the error it was raised from)."""
     import httpx2
     from huggingface_hub import errors
 
+    if isinstance(exc, errors.LocalEntryNotFoundError) and exc.__cause__ is not None:
+        exc = exc.__cause__
     if isinstance(exc, errors.OfflineModeIsEnabled):
         return "offline (HF_HUB_OFFLINE is set); nothing can be fetched"
     if isinstance(exc, errors.GatedRepoError):
-        return ("gated repository: accept its licence on the hub and set HF_TOKEN "
+        if exc.response is not None and exc.response.status_code == 403:
+            return ("gated repository, and the account of the token set (HF_TOKEN) is not on "
+                    f"its authorized list: accept its licence at {_site()}/{repo} with that "
+                    "account")
+        return (f"gated repository: accept its licence at {_site()}/{repo} and set HF_TOKEN "
                 "(or `hf auth login`)")
     if isinstance(exc, errors.RevisionNotFoundError):
         return "revision not found in the repository"
@@ -98,11 +115,17 @@ def _reason(exc: BaseException) -> str:
         return "repository not found (or private, and no token with access is set)"
     if isinstance(exc, errors.RemoteEntryNotFoundError):
         return f"a listed file is missing on the hub: {exc}".splitlines()[0]
-    if isinstance(exc, httpx2.TransportError | errors.LocalEntryNotFoundError):
-        return f"hub unreachable at {_endpoint() or 'https://huggingface.co'} " \
-               f"({type(exc).__name__})"
-    status = getattr(getattr(exc, "response", None), "status_code", "?")
-    return f"the hub answered HTTP {status}"
+    if isinstance(exc, httpx2.ConnectError | errors.LocalEntryNotFoundError):
+        return f"hub unreachable at {_site()} ({type(exc).__name__})"
+    if isinstance(exc, httpx2.TransportError):  # cut or timed out once connected
+        return (f"the connection to {_site()} dropped mid-transfer ({type(exc).__name__}), "
+                "also on huggingface_hub's retries; run the fetch again (files already "
+                "complete are kept)")
+    status = getattr(getattr(exc, "response", None), "status_code", None)
+    if status is not None and status >= 500:
+        return (f"the hub answered HTTP {status}, also on huggingface_hub's retries; try "
+                "again later (files already complete are kept)")
+    return f"the hub answered HTTP {status or '?'}"
 
 
 def remote_files(repo: str, revision: str) -> list[HubFile]:
@@ -132,10 +155,14 @@ def intact(local: Path, f: HubFile, digest: Callable[[Path], str]) -> bool:
 
 
 def _download(repo: str, revision: str, f: HubFile, folder: Path) -> None:
+    """``f`` into ``folder``: a damaged copy and huggingface_hub's record of it removed
+    first, so that the download is not forced (see the module docstring)."""
     from huggingface_hub import hf_hub_download
 
-    hf_hub_download(repo, f.path, revision=revision, local_dir=folder,
-                    endpoint=_endpoint(), force_download=True)
+    (folder / f.path).unlink(missing_ok=True)
+    (folder / ".cache" / "huggingface" / "download" / f"{f.path}.metadata").unlink(
+        missing_ok=True)
+    hf_hub_download(repo, f.path, revision=revision, local_dir=folder, endpoint=_endpoint())
 
 
 def fetch_checkpoint(repo: str, revision: str, folder: Path, digest: Callable[[Path], str],
@@ -165,20 +192,23 @@ def fetch_checkpoint(repo: str, revision: str, folder: Path, digest: Callable[[P
         logging.set_verbosity_error()
     try:
         files = remote_files(repo, revision)
-        folder.mkdir(parents=True, exist_ok=True)
-        for f in files:
-            local = folder / f.path
-            if intact(local, f, digest):
-                report.kept.append(f.path)
-                continue
-            _download(repo, revision, f, folder)
-            if not intact(local, f, digest):
-                raise FetchError(f"{where}: {f.path}: the downloaded file does not match the "
-                                 f"hub's size {f.size} and hash")
-            report.fetched.append(f.path)
-            report.bytes_fetched += f.size
     except _hub_errors() as exc:  # the hub boundary: each hub/transport error is one line
-        raise FetchError(f"{where}: {_reason(exc)}") from exc
+        raise FetchError(f"{where}: {_reason(exc, repo)}") from exc
+    folder.mkdir(parents=True, exist_ok=True)
+    for f in files:
+        local = folder / f.path
+        if intact(local, f, digest):
+            report.kept.append(f.path)
+            continue
+        try:
+            _download(repo, revision, f, folder)
+        except _hub_errors() as exc:  # the hub boundary, per file: named in the line
+            raise FetchError(f"{where}: {f.path}: {_reason(exc, repo)}") from exc
+        if not intact(local, f, digest):
+            raise FetchError(f"{where}: {f.path}: the downloaded file does not match the "
+                             f"hub's size {f.size} and hash")
+        report.fetched.append(f.path)
+        report.bytes_fetched += f.size
     report.files = len(files)
     listed = {f.path for f in files}
     report.extra = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*")

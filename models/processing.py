@@ -23,23 +23,41 @@ import numpy as np
 
 from models.base import ModelError
 
-# Model types whose HF processor takes a pixel budget (``max_pixels``) as a processor kwarg.
+# Model types whose HF image processor takes a pixel budget: ``size`` with ``shortest_edge``
+# and ``longest_edge`` in pixels (the ``min_pixels``/``max_pixels`` call kwargs are deprecated,
+# to be removed in transformers 5.23: ``Qwen2VLImageProcessor._standardize_kwargs``).
 PIXEL_BUDGET_TYPES = {"qwen2_vl", "qwen2_5_vl", "qwen3_vl"}
+#: Qwen2-VL's own ``min_pixels`` (the image processor's default ``size.shortest_edge``).
+QWEN_MIN_PIXELS = 56 * 56
 #: Processor class -> model_type, for processors handed in without their checkpoint folder.
 MODEL_TYPES = {"Qwen2_5_VLProcessor": "qwen2_5_vl", "Qwen2VLProcessor": "qwen2_vl",
                "Gemma3Processor": "gemma3", "SmolVLMProcessor": "smolvlm",
                "Idefics3Processor": "idefics3", "LlavaProcessor": "llava"}
 
 
-def processor_kwargs(model_type: str, max_pixels: int, options: dict) -> dict:
+def processor_kwargs(model_type: str, max_pixels: int, options: dict,
+                     processor=None) -> dict:
     """The processor keyword arguments both backends pass for a spec.
 
-    ``options.mm_processor_kwargs`` as written (e.g. SmolVLM's ``size: {longest_edge: 768}``),
-    plus ``max_pixels`` for the pixel-budget processors (Qwen2-VL family) unless set there.
+    ``options.mm_processor_kwargs`` as written (e.g. SmolVLM's ``size: {longest_edge: 768}``);
+    for the pixel-budget processors (Qwen2-VL family) the budget as ``size``: its
+    ``longest_edge`` the spec's ``max_pixels`` and its ``shortest_edge`` the processor's own
+    minimum (``processor``'s ``size``, else Qwen2-VL's 3,136 px) unless set there — both
+    edges, as its image processor refuses a ``size`` without either. A ``min_pixels`` or
+    ``max_pixels`` written in the options (the deprecated call kwargs) becomes that edge.
     """
     kwargs = dict(options.get("mm_processor_kwargs", {}))
     if model_type in PIXEL_BUDGET_TYPES:
-        kwargs.setdefault("max_pixels", max_pixels)
+        size = dict(kwargs.pop("size", None) or {})
+        if "min_pixels" in kwargs:
+            size.setdefault("shortest_edge", kwargs.pop("min_pixels"))
+        if "max_pixels" in kwargs:
+            size.setdefault("longest_edge", kwargs.pop("max_pixels"))
+        size.setdefault("longest_edge", max_pixels)
+        own = getattr(getattr(processor, "image_processor", None), "size", None) or {}
+        size.setdefault("shortest_edge", own.get("shortest_edge") or QWEN_MIN_PIXELS)
+        kwargs["size"] = {"shortest_edge": size.pop("shortest_edge"),
+                          "longest_edge": size.pop("longest_edge"), **size}
     return kwargs
 
 

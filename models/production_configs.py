@@ -90,6 +90,9 @@ def smolvlm(proc, tiny: bool):
 
 
 CONFIGS = {"qwen2.5-vl-7b": qwen25vl, "gemma3-12b": gemma3, "smolvlm2-2.2b": smolvlm}
+#: The hub repositories whose published configs these are (rc-judge-v1's ``repo`` fields).
+REPOS = {"Qwen/Qwen2.5-VL-7B-Instruct": "qwen2.5-vl-7b", "google/gemma-3-12b-it": "gemma3-12b",
+         "HuggingFaceTB/SmolVLM2-2.2B-Instruct": "smolvlm2-2.2b"}
 
 
 def build(name: str, tiny: bool, processor_tiny: bool | None = None):

@@ -50,19 +50,26 @@ MAX_LETTERS = 26  # the most answers a question may have (letters A-Z)
 # Log-probabilities one request may return: every spelling of every answer (26 letters x
 # "A"/" A" = 52; yes/no: 12 at most), and the top-k the answer-mass probe reads.
 MAX_LOGPROBS = 64
+DEFAULT_IMAGES = 8  # images a prompt may carry when the version does not say (cameras apart)
+MM_PROCESSOR_CACHE_GB = 1.0  # vLLM's default is 4 GiB a process
 
 
 def engine_args(spec_device: str, dtype: str, max_pixels: int, gpu_share: float,
-                options: dict, model_type: str) -> dict:
+                options: dict, model_type: str, images: int | None = None,
+                processor=None) -> dict:
     """The ``vllm.LLM`` keyword arguments for a backend spec (pure: no vLLM import).
 
-    ``options`` may set ``max_model_len``, ``max_images`` (images per prompt),
-    ``enforce_eager``, ``mm_processor_kwargs``, ``seed`` and ``engine`` (any further
-    ``LLM`` keyword arguments, applied last).
+    ``images``: the most images a prompt carries (the version's ``images_per_question``,
+    ``BackendSpec.images_per_prompt``; unknown: 8); ``processor``: the model's, for the
+    processor kwargs both backends pass (``models.processing.processor_kwargs``).
+    ``options`` may set ``max_model_len``, ``max_images`` (images per prompt, over
+    ``images``), ``enforce_eager``, ``mm_processor_kwargs``, ``mm_processor_cache_gb``
+    (default 1 GiB), ``seed`` and ``engine`` (any further ``LLM`` keyword arguments,
+    applied last).
     """
     on_cpu = spec_device == "cpu"
     side = max(1, int(max_pixels ** 0.5))
-    images = int(options.get("max_images", 8))
+    images = int(options.get("max_images", images or DEFAULT_IMAGES))
     args = {
         "dtype": dtype,
         "seed": int(options.get("seed", 0)),
@@ -75,9 +82,14 @@ def engine_args(spec_device: str, dtype: str, max_pixels: int, gpu_share: float,
         # than max_pixels, no video: unset, vLLM reserves for its default video count).
         "limit_mm_per_prompt": {"image": {"count": images, "width": side, "height": side},
                                 "video": 0},
+        # vLLM caches processed images (LRU), by default 4 GiB in each of an engine's two
+        # processes (front end and engine core): a bundle's questions share their frames,
+        # which is all the reuse there is; 1 GiB holds ~26 bundles of 8 Qwen frames at 448².
+        "mm_processor_cache_gb": float(options.get("mm_processor_cache_gb",
+                                                   MM_PROCESSOR_CACHE_GB)),
     }
     # the same processor settings the transformers backend passes (models.processing)
-    mm_kwargs = processor_kwargs(model_type, max_pixels, options)
+    mm_kwargs = processor_kwargs(model_type, max_pixels, options, processor)
     if mm_kwargs:
         args["mm_processor_kwargs"] = mm_kwargs
     if not on_cpu:
@@ -109,7 +121,8 @@ class VllmBackend(Backend):
         except (OSError, KeyError, ValueError) as exc:
             raise ModelError(f"model {self.spec.name}: cannot load {path}: {exc}") from None
         self.args = engine_args(self.spec.device, self.spec.dtype, self.spec.max_pixels,
-                                self.spec.gpu_share, self.spec.options, model_type)
+                                self.spec.gpu_share, self.spec.options, model_type,
+                                self.spec.images_per_prompt, self.processor)
         self.llm = LLM(model=str(path), **self.args)
         self.tokenizer = self.llm.get_tokenizer()
         self._ids: dict[tuple[str, ...], tuple[tuple[int, ...], ...]] = {}

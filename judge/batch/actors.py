@@ -36,6 +36,9 @@ from models.base import BackendSpec, ScoreRequest, check_answer_mass
 from models.registry import create_backend
 
 MAX_RESTARTS = 1  # a model replica whose process dies is restarted this many times
+#: What ``ModelActor.ready`` says of a replica Ray restarted whose model is not loaded yet:
+#: the driver calls ``load`` once the engines beside it on its GPU are idle.
+WAITING = "restarted; its model loads when the driver calls load()"
 
 
 @dataclass(frozen=True)
@@ -90,26 +93,43 @@ class ModelActor:
     no frames travel with the constructor's arguments), keeps its error for :meth:`ready`
     (the driver refuses the batch in one line before any work) instead of dying in its
     constructor.
+
+    The constructor loads the model, except when Ray runs it again after the process died
+    (``max_restarts``): then it waits for :meth:`load`, which the driver calls once the other
+    engines on the replica's GPU have no call running — vLLM's start-up profiling reads the
+    GPU's free memory and assumes everything else on it holds still.
     """
 
     def __init__(self, spec: BackendSpec, version: JudgeVersion | None = None) -> None:
+        self.spec, self.version = spec, version
+        self.backend = None
         self.error: str | None = None
-        log = engine_log_dir() / f"{spec.name}-{os.getpid()}.log"
+        self.loaded = False
+        if not ray.get_runtime_context().was_current_actor_reconstructed:
+            self.load()
+
+    def load(self) -> str | None:
+        """Start the engine (and probe its answer mass); None when it loaded, else its error."""
+        log = engine_log_dir() / f"{self.spec.name}-{os.getpid()}.log"
         try:
             with _stderr_to(log):
-                self.backend = create_backend(spec)
+                self.backend = create_backend(self.spec)
                 self.backend.load()
-                if version is not None:
-                    check_answer_mass(self.backend, reference_request(version, spec.max_pixels))
+                if self.version is not None:
+                    check_answer_mass(self.backend,
+                                      reference_request(self.version, self.spec.max_pixels))
         except Exception as exc:  # any engine start failure: the driver refuses the batch
             tail = _last_line(log)
             with open(log, "a") as f:
                 f.write(traceback.format_exc())
             self.error = start_error(exc, tail, log)
+        self.loaded = True
+        return self.error
 
     def ready(self) -> str | None:
-        """Once the constructor has run: None when the model loaded, else its error."""
-        return self.error
+        """Once the constructor has run: None when the model loaded, else its error;
+        :data:`WAITING` when Ray restarted the replica and :meth:`load` has not run."""
+        return self.error if self.loaded else WAITING
 
     def score(self, requests: list[ScoreRequest], where: list[int],
               *frames) -> tuple[list, float]:
@@ -123,7 +143,8 @@ class ModelActor:
         return self.backend.timed_score(full)
 
     def close(self) -> None:
-        self.backend.close()
+        if self.backend is not None:
+            self.backend.close()
 
 
 def engine_log_dir() -> Path:

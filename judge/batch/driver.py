@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import ray
 
-from judge.batch.actors import Failure
+from judge.batch.actors import WAITING, Failure
 from judge.batch.plan import Plan
 from judge.batch.work import Ask, Replica, Work, one_line, take
 from judge.ensemble.judge import Judge, QuestionFlow
@@ -91,9 +91,32 @@ class Batch:
             self.next_prep += 1
             self.in_flight += 1
 
+    def replicas(self) -> list[tuple[int, Replica]]:
+        return [(i, rep) for i, pool in enumerate(self.pools) for rep in pool]
+
+    def quieting(self, gpu: int | None) -> bool:
+        """Whether a restarted replica on ``gpu`` waits to load or is loading: the other
+        replicas there are sent nothing meanwhile."""
+        return gpu is not None and any(r.gpu == gpu and (r.waiting or r.loading)
+                                       for _, r in self.replicas())
+
+    def load_restarted(self) -> None:
+        """A restarted replica loads its model once no other replica on its GPU has a call
+        running (on CPU, at once): its engine's start-up then measures a quiet GPU."""
+        for i, rep in self.replicas():
+            if not rep.waiting:
+                continue
+            if rep.gpu is not None and any(r.busy for _, r in self.replicas()
+                                           if r is not rep and r.gpu == rep.gpu):
+                continue
+            rep.waiting, rep.loading = False, True
+            self.pending[rep.handle.load.remote()] = ("load", i, rep)
+
     def dispatch(self) -> None:
-        """Each idle live replica takes its model's queued asks; a model without a live
-        replica fails its queued bundles."""
+        """Each idle live replica takes its model's queued asks (none on a GPU where a
+        restarted replica is about to load); a model without a live replica fails its
+        queued bundles."""
+        self.load_restarted()
         for i, pool in enumerate(self.pools):
             live = [rep for rep in pool if not rep.dead]
             if not live:
@@ -104,7 +127,7 @@ class Batch:
                                        f"model {self.names[i]!r}: no live replica left")
                 continue
             for rep in live:
-                if not rep.available or not self.queues[i]:
+                if not rep.available or not self.queues[i] or self.quieting(rep.gpu):
                     continue
                 asks = take(self.queues[i], rep.index, len(live), self.plan.batch_size[i])
                 if asks:
@@ -122,6 +145,9 @@ class Batch:
         except ray.exceptions.RayError as exc:  # the model raised, or its replica died
             if entry[0] == "probe":
                 self.probed(entry[1], entry[2], exc)
+            elif entry[0] == "load":  # died again while loading: ask what Ray did
+                entry[2].loading = False
+                self.probe(entry[1], entry[2])
             elif entry[0] == "ask":
                 self.call_failed(entry[1], entry[2], entry[3], exc)
             elif entry[0] == "bag":  # a prepare actor died importing it
@@ -133,7 +159,8 @@ class Batch:
             self.prepared(entry[1], result)
         elif entry[0] == "bag":
             self.imported(entry[1], result)
-        elif entry[0] == "probe":
+        elif entry[0] in ("probe", "load"):
+            entry[2].loading = False
             self.probed(entry[1], entry[2], result)
         else:
             self.answered(entry[1], entry[3], *result)
@@ -223,10 +250,14 @@ class Batch:
         self.pending[rep.handle.ready.remote()] = ("probe", i, rep)
 
     def probed(self, i: int, rep: Replica, outcome: Any) -> None:
-        """What ``ready()`` said after a death: restarted (None), or gone for good."""
+        """What ``ready()`` said after a death — restarted and waiting to load, or gone for
+        good — or what ``load()`` said: loaded (None), or its error."""
         if isinstance(outcome, ray.exceptions.ActorUnavailableError):
             time.sleep(0.1)  # unreachable for now, neither restarted nor dead: ask again
             self.pending[rep.handle.ready.remote()] = ("probe", i, rep)
+            return
+        if outcome == WAITING:  # restarted: it loads once its GPU is quiet (load_restarted)
+            rep.waiting = True
             return
         rep.recovering = False
         if outcome is None:

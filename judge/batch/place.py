@@ -19,8 +19,9 @@ from typing import Any
 import ray
 from ray.util.placement_group import placement_group, remove_placement_group
 
-from judge.batch.actors import model_actor, model_resources
+from judge.batch.actors import WAITING, model_actor, model_resources
 from judge.batch.plan import Plan, on_gpu
+from judge.batch.work import one_line
 from judge.ensemble.version import JudgeVersion
 from judge.errors import JudgeError
 
@@ -94,6 +95,9 @@ def start_replicas(version: JudgeVersion, plan: Plan,
 
     Returns the actor of each ``(model, replica)`` and what its ``ready()`` said (None:
     loaded; else its one-line error). After the first error no further replica starts.
+    A replica whose process died while starting is restarted by Ray once; restarted, it
+    loads when asked (:meth:`ModelActor.load`, still one at a time in its bundle); dead
+    for good, its error is that line (``its process died while starting (…)``).
     """
     queues = [deque(slot) for slot in slots(version, plan)]
     handles: dict[tuple[int, int], Any] = {}
@@ -112,6 +116,13 @@ def start_replicas(version: JudgeVersion, plan: Plan,
     while waiting:
         ready, _ = ray.wait(list(waiting), num_returns=1)
         b, key = waiting.pop(ready[0])
-        said[key] = ray.get(ready[0])
+        try:
+            said[key] = ray.get(ready[0])
+        except ray.exceptions.RayActorError as exc:  # died, also when Ray restarted it
+            said[key] = (f"its process died while starting ({type(exc).__name__}: "
+                         f"{one_line(exc)})")
+        if said[key] == WAITING:  # restarted by Ray after dying: load it, alone in its bundle
+            waiting[handles[key].load.remote()] = (b, key)
+            continue
         start_next(b)
     return handles, said

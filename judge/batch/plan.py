@@ -32,7 +32,10 @@ here (:func:`place_on_gpus`); Ray only finds a node for each GPU's bundle.
 A plan that cannot run is refused in one line before any actor starts: a model on CUDA in
 a cluster without GPUs, replicas whose GPU shares add up to more GPUs than the cluster
 has, replicas that cannot be packed within the cap, a ``--replicas``/``--batch-size``
-naming no model of the version.
+naming no model of the version, and — when the GPUs' memory is known — a vLLM engine whose
+share of it cannot hold its weights, overhead and the KV cache of one ``max_model_len``
+prompt (``judge.batch.vram.check_engines``, before Ray starts: the numbers, in GiB, and the
+least share that would).
 """
 
 from __future__ import annotations
@@ -214,7 +217,8 @@ def memory_plan(version: JudgeVersion, gpus: int,
     """Per GPU, what a batch of ``version`` on ``gpus`` GPUs holds (``rcjudge doctor``).
 
     Raises:
-        PlanError: as :func:`plan_batch` would, in one line.
+        PlanError: as :func:`plan_batch` would, in one line (the engines' memory is the
+            doctor's own rows, ``judge.batch.vram``).
     """
     return plan_batch(version, {"GPU": gpus, "CPU": 2 * max(1, gpus)}, replicas).gpus
 
@@ -229,7 +233,9 @@ def plan_batch(version: JudgeVersion, resources: Mapping[str, float],
                max_in_flight: int | None = None,
                prepare_workers: int | None = None, place: bool = True) -> Plan:
     """The plan for ``version`` on a cluster with ``resources`` (see the module docstring);
-    ``place=False``: without packing the replicas onto GPUs (``gpus`` empty).
+    ``place=False``: without packing the replicas onto GPUs (``gpus`` empty). Each engine's
+    share against the GPUs' memory is ``judge.batch.vram.check_engines`` (``run_batch``
+    runs it first, when that memory is known).
 
     Raises:
         PlanError: the plan cannot be placed, or an override names no model.

@@ -50,6 +50,7 @@ from judge.batch.driver import Batch
 from judge.batch.place import BatchError, place_replicas, start_ray, start_replicas, unplaced
 from judge.batch.plan import Unplaceable, check_overrides, plan_batch
 from judge.batch.summary import BatchSummary
+from judge.batch.vram import check_engines, version_sizes
 from judge.batch.work import Replica
 from judge.bundle.manifest import claimed_bundle_hash
 from judge.ensemble.judge import Judge, pricing
@@ -73,7 +74,8 @@ def run_batch(uris: list[str], version: JudgeVersion, ledger: Ledger,
               replicas: dict[str, int] | int | None = None,
               batch_size: dict[str, int] | int | None = None,
               place_timeout_s: float = 60.0, bags: list[str] | None = None,
-              bag_import: BagImport | None = None) -> BatchSummary:
+              bag_import: BagImport | None = None,
+              gpu_memory_gib: float | None = None) -> BatchSummary:
     """Judge ``uris`` with ``version`` into ``ledger``; see the module docstring.
 
     ``bags`` (with ``bag_import``: the mapping and the cache) are ROS bags, imported by the
@@ -83,6 +85,8 @@ def run_batch(uris: list[str], version: JudgeVersion, ledger: Ledger,
     version's, else :mod:`judge.batch.plan`'s defaults for the cluster. The replicas are
     reserved together as one placement group; one the cluster cannot place within
     ``place_timeout_s`` is a one-line :class:`BatchError` before any model loads.
+    ``gpu_memory_gib``: each GPU's memory; given, every vLLM engine's share of it is checked
+    against what it needs before anything is placed (``judge.batch.vram``).
     """
     if max_in_flight is not None:
         check_max_in_flight(max_in_flight)
@@ -104,6 +108,8 @@ def run_batch(uris: list[str], version: JudgeVersion, ledger: Ledger,
     summary.skipped = len(uris) - len(todo)
     if not todo and not (to_import and to_import.todo):
         return summary
+    if gpu_memory_gib is not None:  # before Ray starts: an engine whose share cannot hold it
+        check_engines(version, gpu_memory_gib, version_sizes(version))
     start_ray(ray_address)
     try:
         plan = plan_batch(version, ray.cluster_resources(), replicas, batch_size,
@@ -129,7 +135,8 @@ def run_batch(uris: list[str], version: JudgeVersion, ledger: Ledger,
             ray.kill(actor)
         remove_placement_group(pg)
         raise BatchError("; ".join(bad))
-    pools = [[Replica(handles[(i, r)], r) for r in range(n)]
+    gpu_of = {key: g for g, slot in enumerate(plan.gpus) for key in slot.replicas}
+    pools = [[Replica(handles[(i, r)], r, gpu=gpu_of.get((i, r))) for r in range(n)]
              for i, n in enumerate(plan.replicas)]
     batch = Batch(version, ledger, judge, plan, summary, todo, preps, pools, progress,
                   to_import)

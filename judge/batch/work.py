@@ -41,14 +41,19 @@ class Replica:
     """One model replica as the driver sees it.
 
     After a call fails because the replica's process died, it is *recovering*: the driver
-    asks it ``ready()``, which Ray answers once the actor restarted (it is usable again) or
-    fails once it will not restart (``max_restarts`` spent): then it is *dead*.
+    asks it ``ready()``, which Ray answers once the actor restarted or fails once it will not
+    restart (``max_restarts`` spent): then it is *dead*. Restarted, it is *waiting*: its
+    model loads when the driver calls ``load()``, once no other replica on its ``gpu`` has a
+    call running (and none is sent one until the load is over), then usable again.
     """
 
     handle: Any
     index: int
+    gpu: int | None = None  # the plan's GPU it shares with other replicas; None: on CPU
     busy: bool = False
     recovering: bool = False
+    waiting: bool = False  # restarted, its model not loaded yet
+    loading: bool = False  # its load() is running
     dead: bool = False
 
     @property

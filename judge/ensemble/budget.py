@@ -97,7 +97,7 @@ def prompt_token_table(version: JudgeVersion, processors: dict[str, object] | No
             continue  # not loaded (its folder is missing: the caller says so)
         proc, mtype, config = _load(entry, processors)
         spec = entry.spec()
-        kwargs = processor_kwargs(mtype, spec.max_pixels, spec.options)
+        kwargs = processor_kwargs(mtype, spec.max_pixels, spec.options, proc)
         limit = context_limit(spec.backend, spec.device, spec.options, config)
         for n in cameras:
             for w, h in sizes:

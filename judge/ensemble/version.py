@@ -12,7 +12,15 @@ import string
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from judge.config import SamplingConfig, configs_dir, load_model, load_yaml, sampling_config
 from judge.errors import ConfigError
@@ -79,6 +87,9 @@ class ModelEntry(_Cfg):
         (), description="Further checkpoint folders of this model (the same architecture, "
         "trained with other seeds on the same split; {models_dir} expanded): it answers with "
         "the mean of every checkpoint's probabilities (`rcjudge average`, models.members).")
+    #: Images one prompt carries, set by the version it belongs to (its ``frames``); not a
+    #: field: not written, not fingerprinted (it follows from the version's frames).
+    _images_per_prompt: int | None = PrivateAttr(None)
 
     @field_validator("revision")
     @classmethod
@@ -137,7 +148,8 @@ class ModelEntry(_Cfg):
                            device=self.device, max_pixels=self.max_pixels,
                            gpu_share=self.gpu_share, options=dict(self.options),
                            members=tuple(self.resolved_path(p) for p in self.members),
-                           min_answer_mass=self.min_answer_mass)
+                           min_answer_mass=self.min_answer_mass,
+                           images_per_prompt=self._images_per_prompt)
 
 
 SLOTS = {"attempt": ("instruction", "motion", "sensors"),
@@ -241,6 +253,15 @@ class JudgeVersion(_Cfg):
         if len(set(names)) != 3:
             raise ValueError(f"model names must differ, got {names}")
         return v
+
+    @model_validator(mode="after")
+    def _images_of_each_prompt(self) -> JudgeVersion:
+        """Each model learns how many images a prompt carries: ``images_per_question`` with
+        tiled cameras; without tiling it depends on the bundle's cameras (None)."""
+        images = self.frames.images_per_question if self.frames.tile_cameras else None
+        for m in self.models:
+            m._images_per_prompt = images
+        return self
 
 
 def version_dirs() -> tuple[Path, Path]:

@@ -3,7 +3,8 @@
 ``rcjudge train`` trains its parent's models one at a time (``judge.learn.train``), so each
 model's peak must fit the device alone. The estimate, per model, from its config (built on
 the "meta" device: shapes, no weights) and its processor (the real prompt of the parent's
-longest question over ``images_per_question`` frames):
+longest question over ``images_per_question`` frames, with the processor settings both
+backends pass):
 
 * weights: every parameter in the model's dtype;
 * gradients and AdamW's two states for what trains, in the trainable parameters' dtype
@@ -15,7 +16,8 @@ longest question over ``images_per_question`` frames):
   m·intermediate) × bytes`` (m = 4 for a gated MLP, 2 for fc1-GELU-fc2), the elements
   autograd keeps per token of a pre-norm transformer layer with fused attention (no
   tokens² term: SDPA); with gradient checkpointing ``tokens × (layers · hidden + one
-  layer's full) × bytes``; plus the logits of every position and their gradient.
+  layer's full) × bytes``; plus the last position's logits and their gradient (the
+  backend asks for that position's only: ``logits_to_keep=1``).
 
 Peak = weights + gradients + optimizer + max(activations, the step's temporary).
 Checked against measured peaks of a real step on CPU (``bench.train_memory``; the tensors
@@ -115,19 +117,23 @@ def longest_request(version: JudgeVersion, frames: np.ndarray):
 def prompt_size(processor, spec, config, version: JudgeVersion,
                 frame_shapes: Sequence[tuple[int, int]] = PLAN_FRAMES) -> tuple[int, int]:
     """(prompt tokens, vision patches) of the longest question, at its worst frame shape, as
-    the transformers backend encodes it (the frames fitted to ``spec.max_pixels``)."""
-    from models.hf import TransformersBackend, fit_pixels
+    the transformers backend encodes it: the frames as ``models.processing.model_images``
+    prepares them (fitted to ``spec.max_pixels``, padded to a square where the options say)
+    and the spec's processor kwargs (e.g. SmolVLM's ``size``, Qwen's pixel budget)."""
+    from models.hf import TransformersBackend
+    from models.processing import model_images, processor_kwargs
 
     encoder = TransformersBackend(spec)
     encoder.processor = processor
+    kwargs = processor_kwargs(config.model_type, spec.max_pixels, spec.options, processor)
     patch = config.vision_config.patch_size
     tokens = patches = 0
     for h, w in frame_shapes:
         frames = np.zeros((version.frames.images_per_question, h, w, 3), np.uint8)
         req = longest_request(version, frames)
-        images = fit_pixels(req.frames, spec.max_pixels)
+        images = model_images(req.frames, spec.max_pixels, spec.options)
         enc = processor(text=[encoder.prompt_text(len(images), req.prompt)], images=[images],
-                        return_tensors="pt")
+                        return_tensors="pt", **kwargs)
         pv = enc["pixel_values"]
         n = (pv.shape[0] if pv.ndim == 2  # Qwen2.5-VL: one row a 14 × 14 patch
              else int(np.prod(pv.shape[:-3])) * (pv.shape[-2] // patch) * (pv.shape[-1] // patch))
@@ -148,7 +154,7 @@ def estimate(model, tokens: int, patches: int, dtype: str, lora_rank: int | None
         acts += (n * (t.layers * t.hidden + t.per_token()) if checkpointing
                  else n * t.layers * t.per_token()) * size
     vocab = model.config.get_text_config().vocab_size
-    acts += 2 * tokens * vocab * size  # the logits of every position, and their gradient
+    acts += 2 * vocab * size  # the last position's logits (logits_to_keep=1), and their gradient
     parts = {"weights": params * size, "gradients": trainable * tsize,
              "optimizer": 2 * trainable * tsize, "activations": acts}
     parts["peak"] = (parts["weights"] + parts["gradients"] + parts["optimizer"]

@@ -7,7 +7,8 @@ the first red row (:func:`refuse_on_red`), so the table and the refusals agree.
 
 The checks, in order: GPUs, driver, versions, model folders, processors, worst-case prompt
 tokens (``judge.ensemble.budget``), the GPU memory plan a batch places
-(``judge.batch.plan.memory_plan``; ``batch`` only), the training memory plan
+(``judge.batch.plan.memory_plan``; ``batch`` only), each vLLM engine's share against its
+weights, overhead and one prompt's KV cache (``judge.batch.vram``), the training memory plan
 (``judge.learn.memory``; ``train`` only), and each model's answer-token mass (loads every
 model: ``rcjudge doctor --load`` only).
 """
@@ -50,15 +51,19 @@ CHECKS: list[Check] = [
     Check("processors", model_rows.processor_rows),
     Check("prompt tokens", model_rows.prompt_token_rows),
     Check("gpu plan", plan_rows.gpu_plan_rows, commands=BATCH),
+    Check("gpu memory", plan_rows.engine_memory_rows, commands=BATCH),
     Check("train memory", plan_rows.train_memory_rows, commands=frozenset({"doctor"})),
     Check("answer mass", plan_rows.answer_mass_rows, cheap=False),
 ]
 
 
 def run_checks(version: JudgeVersion, command: str = "doctor", load: bool = False,
-               ray_address: str | None = None, checks: list[Check] | None = None) -> list[Row]:
-    """Every row of the checks ``command`` runs (the costly ones only with ``load``)."""
-    ctx = Context(version=version, command=command, load=load, ray_address=ray_address)
+               ray_address: str | None = None, checks: list[Check] | None = None,
+               gpu_memory_gib: float | None = None) -> list[Row]:
+    """Every row of the checks ``command`` runs (the costly ones only with ``load``);
+    ``gpu_memory_gib``: plan the engines for GPUs of that memory (else this machine's)."""
+    ctx = Context(version=version, command=command, load=load, ray_address=ray_address,
+                  gpu_memory_gib=gpu_memory_gib)
     out: list[Row] = []
     for check in CHECKS if checks is None else checks:
         if command in check.commands and (check.cheap or load):
@@ -66,14 +71,15 @@ def run_checks(version: JudgeVersion, command: str = "doctor", load: bool = Fals
     return out
 
 
-def refuse_on_red(version: JudgeVersion, command: str,
-                  ray_address: str | None = None) -> list[Row]:
+def refuse_on_red(version: JudgeVersion, command: str, ray_address: str | None = None,
+                  gpu_memory_gib: float | None = None) -> list[Row]:
     """Run ``command``'s cheap checks; their rows when none is red.
 
     Raises:
         PreflightError: one line, the first red row (and how many more there are).
     """
-    found = run_checks(version, command, ray_address=ray_address)
+    found = run_checks(version, command, ray_address=ray_address,
+                       gpu_memory_gib=gpu_memory_gib)
     red = [r for r in found if r.status == "fail"]
     if red:
         more = f" (+{len(red) - 1} more red row(s))" if len(red) > 1 else ""

@@ -1,5 +1,6 @@
-"""Pre-flight checks of where the models go: the GPU memory plan a batch would place, and
-each model's answer-token mass (the one check that loads models: ``rcjudge doctor --load``).
+"""Pre-flight checks of where the models go: the GPU memory plan a batch would place, each
+vLLM engine's share against what it needs to start (``judge.batch.vram``), and each model's
+answer-token mass (the one check that loads models: ``rcjudge doctor --load``).
 
 Where it sits: after ``model_rows`` (folders, processors). The GPU plan is
 ``judge.batch.plan.memory_plan`` — the very packing ``rcjudge batch`` places — so the table
@@ -30,10 +31,37 @@ def gpu_plan_rows(ctx: Context) -> list[Row]:
         return [Row("gpu plan", "fail", str(exc))]
     rows = []
     for i, slot in enumerate(slots):
-        size = (f" = {slot.share * gpus[i].total_mib / 1024:.1f} of "
-                f"{gpus[i].total_mib / 1024:.1f} GiB" if i < len(gpus) else "")
+        gib = ctx.gpu_memory_gib or (gpus[i].total_mib / 1024 if i < len(gpus) else None)
+        size = f" = {slot.share * gib:.1f} of {gib:.1f} GiB" if gib else ""
         rows.append(Row(f"gpu plan GPU {i}", "ok", f"{' + '.join(slot.models)}: "
                         f"{slot.share:.2f} <= {slot.cap:.2f}{size}{note}"))
+    return rows
+
+
+def engine_memory_rows(ctx: Context) -> list[Row]:
+    """Per vLLM engine on CUDA, its share × the GPU's memory against its weights, overhead
+    and the KV cache of one ``max_model_len`` prompt, in GiB (``judge.batch.vram``)."""
+    from judge.batch.plan import on_gpu, reserves_memory
+    from judge.batch.vram import engine_fits, version_sizes
+
+    engines = [m for m in ctx.version.models if on_gpu(m) and reserves_memory(m)]
+    if not engines:
+        return []
+    gib = ctx.planned_gpu_gib()
+    if gib is None:
+        where = ("the cluster's GPUs are not this machine's" if ctx.ray_address
+                 else "no GPU here")
+        return [Row("gpu memory", "warn", f"not checked: {where}; plan for a GPU size with "
+                    "--gpu-memory-gib (e.g. 80 or 141)")]
+    fits = {f.size.model: f for f in engine_fits(ctx.version, gib, version_sizes(ctx.version))}
+    rows = []
+    for m in engines:
+        f = fits.get(m.name)
+        if f is None:
+            rows.append(Row(f"gpu memory {m.name}", "warn", "not checked: no config.json in "
+                            "its folder, and not one of rc-judge-v1's published architectures"))
+        else:
+            rows.append(Row(f"gpu memory {m.name}", "ok" if f.fits else "fail", f.detail()))
     return rows
 
 

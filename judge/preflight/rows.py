@@ -54,6 +54,7 @@ class Context:
     load: bool = False  # --load: checks that load models may run (answer-token mass)
     ray_address: str | None = None  # batch on a cluster: its GPUs are not this machine's
     gpus: list[Gpu] | None = None  # None: read nvidia-smi on first use
+    gpu_memory_gib: float | None = None  # --gpu-memory-gib: plan for GPUs of this memory
     folders: dict[str, Path] = field(default_factory=dict)  # model -> its present folder
     processors: dict[str, Any] = field(default_factory=dict)  # model -> loaded processor
 
@@ -67,6 +68,14 @@ class Context:
         if self.gpus is None:
             self.gpus = gpu_inventory()
         return self.gpus
+
+    def planned_gpu_gib(self) -> float | None:
+        """The memory of the GPUs planned for: ``--gpu-memory-gib``, else this machine's
+        smallest GPU (not on a cluster: its GPUs are not this machine's), else None."""
+        if self.gpu_memory_gib is not None:
+            return self.gpu_memory_gib
+        gpus = [] if self.ray_address else self.gpu_list()
+        return min(g.total_mib for g in gpus) / 1024 if gpus else None
 
 
 def parse_nvidia_smi(text: str) -> list[Gpu]:

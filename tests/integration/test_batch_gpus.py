@@ -95,6 +95,66 @@ def test_engines_sharing_a_gpu_start_one_after_another_where_the_plan_says(
     assert s.startup_s >= 3 * LOAD_S  # three engines one after another on each GPU
 
 
+def test_a_restarted_engine_loads_only_while_the_engines_beside_it_are_idle(
+        make_bundles, tmp_path, cluster):
+    """One copy of the ensemble on one GPU, every call one bundle (batch size 1), Gemma and
+    SmolVLM2 busy 0.3 s a call; Qwen's process ends in its 3rd call. Ray restarts it at
+    once, and its engine then profiled the GPU's memory while the other two computed; now
+    the restarted replica loads when the driver has let their calls finish and sends them
+    none until it is back."""
+    from judge.batch.run import run_batch
+    from judge.ledgers.store import Ledger
+
+    loads, calls = tmp_path / "loads.jsonl", tmp_path / "calls.jsonl"
+    busy = {"delay_s": 0.3, "call_log": str(calls)}
+    version = production_with_fake("v1-fake-restart", **{
+        "qwen2.5-vl-7b": {"load_s": LOAD_S, "load_log": str(loads),
+                          "exit_after": {"calls": 2, "marker": str(tmp_path / "died")}},
+        "gemma3-12b": busy, "smolvlm2-2.2b": busy})
+    bundles = make_bundles(8, seed=29, width=96, height=64, fps=5)
+    with Ledger.open(f"sqlite:///{tmp_path / 'r.db'}") as ledger:
+        s = run_batch([str(p) for p in bundles], version, ledger, progress=False, replicas=1,
+                      batch_size=1)
+    assert (s.judged, s.failed) == (8, [])
+    assert s.calls["qwen2.5-vl-7b"]["restarts"] == 1
+    qwen = [json.loads(line) for line in loads.read_text().splitlines()]
+    assert len(qwen) == 2  # the start, and the restart
+    again = qwen[1]
+    beside = [json.loads(line) for line in calls.read_text().splitlines()]
+    assert {c["model"] for c in beside} == {"gemma3-12b", "smolvlm2-2.2b"}
+    overlapping = [c for c in beside if c["start"] < again["end"] and c["end"] > again["start"]]
+    assert overlapping == []
+
+
+def test_engines_whose_share_cannot_hold_them_are_refused_before_ray_starts(make_bundles,
+                                                                          tmp_path):
+    """rc-judge-v1's shares until now on 80 GiB GPUs (`rcjudge batch --gpu-memory-gib 80`):
+    SmolVLM2's 0.12 is 9.60 GiB for 9.68 needed (judge.batch.vram), one line, nothing run."""
+    import ray
+
+    from judge.batch.plan import PlanError
+    from judge.batch.run import run_batch
+    from judge.ensemble.version import JudgeVersion
+    from judge.ledgers.store import Ledger
+
+    old = production_with_fake("v1-fake-old").model_dump()
+    for m, share in zip(old["models"], (0.25, 0.45, 0.12), strict=True):
+        m["gpu_share"] = share
+    version = JudgeVersion.model_validate(old)
+    bundles = make_bundles(1, seed=23, width=96, height=64, fps=5)
+    was = ray.is_initialized()  # the module's cluster may be up: it is not touched
+    with Ledger.open(f"sqlite:///{tmp_path / 'm.db'}") as ledger:
+        with pytest.raises(PlanError) as err:
+            run_batch([str(p) for p in bundles], version, ledger, progress=False,
+                      gpu_memory_gib=80)
+        assert ledger.counts()["judgments"] == 0
+    assert ray.is_initialized() == was  # refused before Ray was started
+    assert str(err.value) == (
+        "judge version 'v1-fake-old' on GPUs of 80 GiB: smolvlm2-2.2b's gpu_share 0.12 × 80 "
+        "GiB = 9.60 GiB < the 9.68 GiB it needs (weights 4.18 + overhead 4.00 (allowance) + "
+        "KV 1.50 for one 8,192-token prompt); raise its gpu_share to at least 0.13")
+
+
 def test_a_failed_engine_start_says_its_root_cause(make_bundles, tmp_path, cluster):
     """vLLM raises "Engine core initialization failed. See root cause above." from the
     cause, and its engine-core process prints the cause on its stderr: both reach the user."""

@@ -298,6 +298,23 @@ def test_a_replica_that_dies_is_restarted_and_every_bundle_is_judged_once(fifty,
         assert ledger.counts()["judgments"] == 12
 
 
+def test_a_replica_whose_process_dies_while_starting_is_one_line(fifty, tmp_path):
+    """Model b's process ends in load(), and again when Ray restarts it (max_restarts=1):
+    ready() raised ActorDiedError out of the start, a traceback; now one line, exit 2."""
+    path = _fault_version(tmp_path, "fake-die-start", exit_on_load=True)
+    url = f"sqlite:///{tmp_path / 's.db'}"
+    proc = subprocess.run(rcjudge("batch", str(fifty[0]), "--judge", path, "--db", url),
+                          capture_output=True, text=True,
+                          env={**os.environ, "RAY_AUTH_MODE": "disabled"})
+    assert proc.returncode == 2, proc.stderr
+    assert "Traceback" not in proc.stderr
+    ours = [ln for ln in proc.stderr.splitlines() if ln.startswith("rcjudge:")]
+    assert len(ours) == 1
+    assert ours[0].startswith("rcjudge: error: model 'b' could not load: its process died "
+                              "while starting (ActorDiedError: ")
+    assert judgments(url, "fake-die-start") == set()
+
+
 def test_a_model_that_cannot_load_is_one_line_before_any_work(fifty, tmp_path):
     data = {"name": "broken-load", "models": [
         {"name": "a", "backend": "fake"}, {"name": "b", "backend": "fake"},

@@ -14,7 +14,7 @@ import yaml
 
 from judge.ensemble.version import load_judge_version
 from judge.preflight import model_rows, rows
-from judge.preflight.doctor import Check, exit_code, run_checks
+from judge.preflight.doctor import CHECKS, Check, exit_code, run_checks
 from judge.preflight.rows import Context, Gpu, Row
 from models.hub import _write_manifest
 from rcjudge.cli import main
@@ -170,8 +170,8 @@ def _h200(i: int) -> Gpu:
 
 
 def test_gpu_plan_rows_on_an_eight_gpu_node_are_the_batchs_packing():
-    """rc-judge-v1 on 8 H200s: one copy of the ensemble a GPU, 0.25 + 0.45 + 0.12 = 0.82 of
-    each, within the 0.92 cap (0.82 × 143,771 MiB = 115.1 of 140.4 GiB)."""
+    """rc-judge-v1 on 8 H200s: one copy of the ensemble a GPU, 0.28 + 0.48 + 0.16 = 0.92 of
+    each, at the 0.92 cap (0.92 × 143,771 MiB = 129.2 of 140.4 GiB)."""
     from judge.preflight.plan_rows import gpu_plan_rows
 
     version = load_judge_version("rc-judge-v1")
@@ -179,7 +179,59 @@ def test_gpu_plan_rows_on_an_eight_gpu_node_are_the_batchs_packing():
     assert [r.name for r in found] == [f"gpu plan GPU {i}" for i in range(8)]
     assert {r.status for r in found} == {"ok"}
     assert {r.detail for r in found} == {
-        "gemma3-12b + qwen2.5-vl-7b + smolvlm2-2.2b: 0.82 <= 0.92 = 115.1 of 140.4 GiB"}
+        "gemma3-12b + qwen2.5-vl-7b + smolvlm2-2.2b: 0.92 <= 0.92 = 129.2 of 140.4 GiB"}
+
+
+def _h100(i: int) -> Gpu:  # nvidia-smi's memory.total of an H100 80GB HBM3
+    return Gpu(index=i, name="NVIDIA H100 80GB HBM3", total_mib=81559, used_mib=0,
+               driver="580.95")
+
+
+def _with_shares(*shares):
+    v = load_judge_version("rc-judge-v1")
+    return v.model_copy(update={"models": tuple(
+        m.model_copy(update={"gpu_share": s}) for m, s in zip(v.models, shares, strict=True))})
+
+
+def test_an_engine_whose_share_of_an_h100_cannot_hold_it_is_a_red_row():
+    """rc-judge-v1's shares until now (0.25 + 0.45 + 0.12 = 0.82, within the cap: the plan
+    row was green) on an H100 (81,559 MiB = 79.65 GiB): SmolVLM2's 0.12 is 9.56 GiB for
+    the 9.68 it needs (docs/batch.md); the batch is refused with the same row."""
+    ctx = Context(version=_with_shares(0.25, 0.45, 0.12), command="batch", gpus=[_h100(0)])
+    found = [r for c in CHECKS if c.name in ("gpu plan", "gpu memory") for r in c.rows(ctx)]
+    status = {r.name: r.status for r in found}
+    assert status == {"gpu plan GPU 0": "ok", "gpu memory qwen2.5-vl-7b": "ok",
+                      "gpu memory gemma3-12b": "ok", "gpu memory smolvlm2-2.2b": "fail"}
+    detail = {r.name: r.detail for r in found}
+    assert detail["gpu memory smolvlm2-2.2b"] == (
+        "0.12 × 79.6 GiB = 9.56 GiB < 9.68 GiB needed (weights 4.18 + overhead 4.00 "
+        "(allowance) + KV 1.50 for one 8,192-token prompt): raise gpu_share to at least 0.13")
+    assert detail["gpu memory qwen2.5-vl-7b"].startswith(
+        "0.25 × 79.6 GiB = 19.91 GiB >= 19.88 GiB needed (weights 15.45 + overhead 4.00 "
+        "(allowance) + KV 0.44 for one 8,192-token prompt); KV room 8,735 tokens = 1.1 "
+        "prompts of 8,192 (sizes: the published config of qwen2.5-vl-7b)")
+
+
+@pytest.mark.parametrize("gib", ["80", "141"])
+def test_doctor_plans_rc_judge_v1_for_a_gpu_size_asked_without_a_gpu(gib, tmp_path,
+                                                                      monkeypatch, capsys):
+    monkeypatch.setenv("RCJUDGE_MODELS", str(tmp_path / "models"))
+    _, out = _doctor(capsys, "--judge", "rc-judge-v1", "--gpu-memory-gib", gib)
+    engines = {r["name"]: r for r in out["rows"] if r["name"].startswith("gpu memory ")}
+    assert {n: r["status"] for n, r in engines.items()} == {
+        f"gpu memory {m}": "ok" for m in ("qwen2.5-vl-7b", "gemma3-12b", "smolvlm2-2.2b")}
+    budget = {"80": "22.40", "141": "39.48"}[gib]
+    assert engines["gpu memory qwen2.5-vl-7b"]["detail"].startswith(
+        f"0.28 × {float(gib):.1f} GiB = {budget} GiB >= 19.88 GiB needed (weights 15.45 + ")
+    plan = next(r for r in out["rows"] if r["name"] == "gpu plan GPU 0")
+    assert plan["detail"].startswith("gemma3-12b + qwen2.5-vl-7b + smolvlm2-2.2b: 0.92 <= 0.92 "
+                                     f"= {0.92 * float(gib):.1f} of {float(gib):.1f} GiB")
+
+
+def test_a_gpu_memory_flag_that_is_no_size_is_refused(capsys):
+    with pytest.raises(SystemExit):
+        main(["doctor", "--judge", "rc-judge-v1", "--gpu-memory-gib", "0"])
+    assert "--gpu-memory-gib: expected GiB above 0, got 0" in capsys.readouterr().err
 
 
 def test_gpu_plan_row_is_red_where_no_packing_keeps_a_gpu_within_its_cap():
@@ -210,3 +262,18 @@ def test_answer_mass_rows_refuse_a_model_under_its_threshold(tmp_path):
         ("answer mass m0", "ok"), ("answer mass m1", "fail"), ("answer mass m2", "ok")]
     assert found[1].detail == ("0.2000 of the raw next-token probability on the answer "
                                "tokens (< min_answer_mass 0.5)")
+
+
+def test_doctor_json_on_stdout_is_the_json_alone(tmp_path):
+    """Sizing rc-judge-v1 from its published configs trains stand-in tokenizers, whose
+    trainer printed a progress line per tokenizer on fd 1 (blank lines before the JSON)."""
+    import os
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-m", "rcjudge.cli", "doctor", "--judge",
+                           "rc-judge-v1", "--gpu-memory-gib", "80", "--json"],
+                          capture_output=True, text=True,
+                          env={**os.environ, "RCJUDGE_MODELS": str(tmp_path / "models")})
+    assert proc.stdout.startswith("{"), proc.stdout[:40]
+    assert json.loads(proc.stdout)["judge_version"] == "rc-judge-v1"

@@ -54,6 +54,17 @@ def test_rc_judge_v1_is_planned_at_its_real_sizes_without_building_it():
         assert r["peak"] == r["peak_checkpointed"] < 40 * GIB  # fits one 80 GB GPU, alone
 
 
+def test_the_plan_sends_the_processor_settings_the_backends_send():
+    """SmolVLM2 at rc-judge-v1's size.longest_edge 768: a frame is 2 x 2 tiles of 384 px and
+    the global image, each 27 x 27 patches of 14 px and 81 tokens; without the setting its
+    processor's 1,536 px made 4 x 4 + 1 tiles (99,144 patches, 11,671 tokens: over 8,192)."""
+    from bench.train_memory import production
+
+    smol = {r["model"]: r for r in production()}["smolvlm2-2.2b"]
+    assert smol["vision_patches"] == 8 * 5 * 27 * 27
+    assert 8 * 5 * 81 < smol["prompt_tokens"] < 8 * 5 * 81 + 700
+
+
 def test_default_learning_rates_by_size_and_method():
     assert default_lr(150_000, lora=False) == default_lr(150_000, lora=True) == 2e-3
     assert default_lr(999_999_999, lora=True) == 2e-3

@@ -16,9 +16,11 @@ V1 = {m.name: m for m in load_judge_version("rc-judge-v1").models}
 TYPES = {"qwen2.5-vl-7b": "qwen2_5_vl", "gemma3-12b": "gemma3", "smolvlm2-2.2b": "smolvlm"}
 
 
-def _engine(name: str) -> dict:
-    e = V1[name]
-    return engine_args(e.device, e.dtype, e.max_pixels, e.gpu_share, dict(e.options), TYPES[name])
+def _engine(name: str, version=None, processor=None) -> dict:
+    e = {m.name: m for m in (version or load_judge_version("rc-judge-v1")).models}[name]
+    spec = e.spec()
+    return engine_args(e.device, e.dtype, e.max_pixels, e.gpu_share, dict(e.options), TYPES[name],
+                       images=spec.images_per_prompt, processor=processor)
 
 
 def _hf(name: str, processor) -> TransformersBackend:
@@ -35,10 +37,50 @@ def test_engine_args_profile_no_video(name):
     assert limits == {"image": {"count": 8, "width": 448, "height": 448}, "video": 0}
 
 
-def test_smolvlm_processor_settings_reach_the_engine():
+def test_smolvlm_processor_settings_reach_the_engine(production_fixtures):
     assert _engine("smolvlm2-2.2b")["mm_processor_kwargs"] == {"size": {"longest_edge": 768}}
-    assert _engine("qwen2.5-vl-7b")["mm_processor_kwargs"] == {"max_pixels": 200704}
+    # Qwen's pixel cap as `size` (both edges: its image processor refuses a size without a
+    # shortest_edge), not the `max_pixels` call kwarg transformers deprecated (removed 5.23)
+    qwen = production_fixtures["processors"]["qwen2.5-vl-7b"]
+    assert _engine("qwen2.5-vl-7b", processor=qwen)["mm_processor_kwargs"] == {
+        "size": {"shortest_edge": 3136, "longest_edge": 200704}}
     assert "mm_processor_kwargs" not in _engine("gemma3-12b")
+
+
+def test_a_deprecated_pixel_kwarg_in_the_options_becomes_size():
+    from models.processing import processor_kwargs
+
+    got = processor_kwargs("qwen2_5_vl", 200704, {"mm_processor_kwargs": {
+        "min_pixels": 784, "max_pixels": 50176}})
+    assert got == {"size": {"shortest_edge": 784, "longest_edge": 50176}}
+    assert processor_kwargs("qwen2_5_vl", 200704, {}) == {
+        "size": {"shortest_edge": 3136, "longest_edge": 200704}}  # Qwen2-VL's own minimum
+
+
+def test_qwen_frames_reach_its_processor_without_the_deprecated_kwarg(production_fixtures):
+    import warnings
+
+    hf = _hf("qwen2.5-vl-7b", production_fixtures["processors"]["qwen2.5-vl-7b"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", FutureWarning)  # "deprecated and will be removed"
+        out = hf.inputs(ScoreRequest(np.zeros((1, 240, 640, 3), np.uint8), "Did it?",
+                                     ("yes", "no")))
+    # 240 x 640 px (under the 200,704 cap) -> 252 x 644 (multiples of 28): 18 x 46 patches
+    assert out["image_grid_thw"].tolist() == [[1, 18, 46]]
+
+
+def test_the_engine_is_sized_for_the_versions_images_and_a_bounded_processor_cache():
+    from judge.ensemble.version import JudgeVersion
+
+    data = load_judge_version("rc-judge-v1").model_dump()
+    data["frames"]["images_per_question"] = 12
+    twelve = JudgeVersion.model_validate(data)
+    assert _engine("gemma3-12b", twelve)["limit_mm_per_prompt"]["image"]["count"] == 12
+    data["frames"]["tile_cameras"] = False  # cameras apart: not known from the version
+    apart = JudgeVersion.model_validate(data)
+    assert _engine("gemma3-12b", apart)["limit_mm_per_prompt"]["image"]["count"] == 8
+    # vLLM's processor cache: 4 GiB by default in each of two processes an engine
+    assert _engine("gemma3-12b")["mm_processor_cache_gb"] == 1.0
 
 
 def test_gemma_prompt_holds_exactly_one_bos_in_both_backends(production_fixtures):

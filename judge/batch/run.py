@@ -43,12 +43,12 @@ from collections import deque
 import ray
 from ray.util.placement_group import remove_placement_group
 
-from judge.batch.actors import PrepareActor
+from judge.batch.actors import SERVED_CALLS, PrepareActor
 from judge.batch.bags import BagImport, sort_bags
 from judge.batch.cost import batch_cost, cpus_held
 from judge.batch.driver import Batch
 from judge.batch.place import BatchError, place_replicas, start_ray, start_replicas, unplaced
-from judge.batch.plan import Unplaceable, check_overrides, plan_batch
+from judge.batch.plan import Unplaceable, check_overrides, plan_batch, served
 from judge.batch.summary import BatchSummary
 from judge.batch.work import Replica
 from judge.bundle.manifest import claimed_bundle_hash
@@ -119,7 +119,7 @@ def run_batch(uris: list[str], version: JudgeVersion, ledger: Ledger,
     pg = place_replicas(version, plan, place_timeout_s)
     preps = [PrepareActor.options(num_cpus=plan.cpu_share).remote(version)
              for _ in range(plan.prepare_workers)]
-    handles, said = start_replicas(version, plan, pg)
+    handles, said = start_replicas(version, plan, pg, judge.served)
     actors = [*preps, *handles.values()]
     summary.startup_s = time.perf_counter() - t_start  # placed and loaded: judging starts
     bad = list(dict.fromkeys(f"model {version.models[i].name!r} could not load: {err}"
@@ -129,8 +129,8 @@ def run_batch(uris: list[str], version: JudgeVersion, ledger: Ledger,
             ray.kill(actor)
         remove_placement_group(pg)
         raise BatchError("; ".join(bad))
-    pools = [[Replica(handles[(i, r)], r) for r in range(n)]
-             for i, n in enumerate(plan.replicas)]
+    pools = [[Replica(handles[(i, r)], r, slots=SERVED_CALLS if served(version.models[i]) else 1)
+              for r in range(n)] for i, n in enumerate(plan.replicas)]
     batch = Batch(version, ledger, judge, plan, summary, todo, preps, pools, progress,
                   to_import)
     try:

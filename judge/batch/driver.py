@@ -193,6 +193,7 @@ class Batch:
         stats["calls"] += 1
         stats["requests"] += n
         stats["compute_s"] += seconds
+        self.summary.served_usd += sum(usd)
         at = 0
         for a in asks:
             k = len(a.requests)

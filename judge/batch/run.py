@@ -141,5 +141,6 @@ def run_batch(uris: list[str], version: JudgeVersion, ledger: Ledger,
         remove_placement_group(pg)
         summary.reserved = batch_cost(
             len(plan.gpus), cpus_held(version, plan),
-            summary.startup_s, summary.seconds, summary.cost_usd, summary.judged, pricing())
+            summary.startup_s, summary.seconds, summary.cost_usd, summary.judged, pricing(),
+            summary.served_usd)
     return summary

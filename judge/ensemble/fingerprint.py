@@ -8,7 +8,11 @@ every file in its checkpoint folder: weights, processor, tokenizer, chat templat
 prompts, the frames shown (images per question, tiling), the vote (threshold and
 ensemble calibration), the effective sampling settings (the version's own, else
 ``configs/sampling.yaml``) and the taxonomy. Where the files are does not matter; what
-they hold does.
+they hold does. A served model (backend openai, docs/served.md) has no files: its part holds
+its endpoint's host, the model asked and how answers are read, and what the server says it
+serves (the answering model's id, its ``root``, its ``system_fingerprint``:
+:func:`served_identity`, asked when the fingerprint is taken), so a server that now serves
+something else changes the version; prices, concurrency and the key's variable are left out.
 
 The task catalog is pinned per task instead: each judgment row keeps the sha256 of the
 instruction its questions used (:func:`instruction_sha256`), and the ledgers refuse a

@@ -148,7 +148,8 @@ class ServedBackend(Backend):
                 except (KeyError, TypeError, ValueError) as exc:
                     if isinstance(exc, ServedError):
                         raise
-                    raise ServedError(self.client.line(f"/tokenize: {exc}")) from None
+                    raise ServedError(self.client.line(
+                        f"the server's tokenizer (/tokenize): {exc}")) from None
             return self._ids[choices]
 
     def _body(self, req: ScoreRequest, restrict: bool = True) -> tuple[dict, tuple | None]:

@@ -108,7 +108,7 @@ $(VLLM_VENV)/.installed: tests/vllm/torchvision_cpu.py constraints/vllm.txt
 
 test-vllm: $(VLLM_VENV)/.installed
 	$(VLLM_PY) -c 'import vllm' || { echo "vllm does not import in $(VLLM_VENV)"; exit 1; }
-	@start=$$(date +%s); $(VLLM_VENV)/bin/pytest -q -m vllm tests/vllm \
+	@start=$$(date +%s); RCJUDGE_MAIN_PYTHON=$(abspath $(PY)) $(VLLM_VENV)/bin/pytest -q -m vllm tests/vllm \
 	  && echo "vllm tier: tests took $$(( $$(date +%s) - start )) s"
 
 # LeRobot tier: lerobot 0.6.1 needs Python >= 3.12, so it gets its own environment; it

@@ -45,16 +45,23 @@ class _Timed(Backend):
 
     def __init__(self, inner: Backend) -> None:
         super().__init__(inner.spec)
-        self.inner, self.seconds = inner, 0.0
+        self.inner, self.seconds, self.usd = inner, 0.0, 0.0
 
     def load(self) -> None:
         self.inner.load()
 
-    def score(self, requests):
+    def costed_score(self, requests):
         t0 = time.perf_counter()
-        out = self.inner.score(requests)
+        out, seconds, usd = self.inner.costed_score(requests)
         self.seconds += time.perf_counter() - t0
-        return out
+        self.usd += sum(usd)  # a served model's token charges
+        return out, seconds, usd
+
+    def score(self, requests):
+        return self.costed_score(requests)[0]
+
+    def answer_mass(self, request) -> float:
+        return self.inner.answer_mass(request)
 
     def close(self) -> None:
         self.inner.close()
@@ -86,7 +93,7 @@ def measure_calls(version, uris: list[str], repeats: int, workdir: Path) -> list
             with Ledger.open(f"sqlite:///{workdir / f'pass-{k}.db'}") as ledger:
                 for uri in uris:
                     for b in backends:
-                        b.seconds = 0.0
+                        b.seconds = b.usd = 0.0
                     c0 = time.process_time()
                     p = prepare_admitted(admit(uri), version)
                     j = judge.judge_prepared(p)
@@ -101,10 +108,14 @@ def measure_calls(version, uris: list[str], repeats: int, workdir: Path) -> list
                               **{f"model {n}": b.seconds for n, b in zip(names, backends,
                                                                           strict=True)},
                               "models": t.models_s, "vote": t.vote_s, "ledger": ledger_s}
-                    gpu_s = j.cost.gpu_s
-                    usd = (gpu_s * price["gpu_hour_usd"] + cpu_s * price["cpu_hour_usd"]) / 3600
+                    gpu_s, served_usd = j.cost.gpu_s, sum(b.usd for b in backends)
+                    local_s = max(0.0, t.models_s - sum(  # the in-process models' part
+                        b.seconds for b, m in zip(backends, version.models, strict=True)
+                        if m.endpoint is not None))
+                    usd = (gpu_s * price["gpu_hour_usd"] + cpu_s * price["cpu_hour_usd"]
+                           ) / 3600 + served_usd
                     models_usd = (gpu_s * price["gpu_hour_usd"] + (
-                        0.0 if gpu_s else t.models_s * price["cpu_hour_usd"])) / 3600
+                        0.0 if gpu_s else local_s * price["cpu_hour_usd"])) / 3600 + served_usd
                     samples.append({"stages": stages, "cpu_s": cpu_s, "gpu_s": gpu_s,
                                     "usd": usd, "models_usd": models_usd})
     finally:
@@ -281,6 +292,19 @@ def format_batch(r: dict) -> str:
 
 
 def cmd_call(args) -> int:
+    if getattr(args, "in_flight", None):
+        from bench.served import bench_served, format_served
+
+        try:
+            loads = [int(k) for k in args.in_flight.split(",")]
+        except ValueError:
+            raise BenchError(f"--in-flight {args.in_flight}: expected numbers separated by "
+                             "commas, e.g. 1,4,16") from None
+        result = bench_served(args.judge, args.bundles, loads, args.baseline)
+        print(json.dumps(result, indent=2) if args.json else format_served(result))
+        return 0
+    if getattr(args, "baseline", None):
+        raise BenchError("--baseline: only with --in-flight (a version with served models)")
     summary = bench_call(args.judge, args.bundles, args.repeats, args.out)
     print(json.dumps(summary, indent=2) if args.json else markdown(summary))
     return 0

@@ -85,6 +85,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--bundles", required=True, metavar="DIR", help="folder of bundles")
     p.add_argument("--repeats", type=int, default=1, help="passes over the folder (default 1)")
     p.add_argument("--out", metavar="DIR", help="write stages.md and stages.png here")
+    p.add_argument("--in-flight", metavar="K,K,...", help="a version with served models: "
+                   "p50/p95 latency, rate and cost of a judgment with K judgments and K "
+                   "requests per served model in flight, per K (bench.served)")
+    p.add_argument("--baseline", metavar="VERSION", help="with --in-flight: an in-process "
+                   "version judged on the same bundles, one at a time; ratios against it")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=_cmd_bench_call)
     p = bsub.add_parser("batch", help="throughput at saturation and latency at concurrency 1, "

@@ -14,6 +14,7 @@ import time
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -57,6 +58,11 @@ class BackendSpec:
     #: cameras are tiled; None: not known from the version): what vLLM sizes its start-up
     #: profiling for (``models.vllm.engine_args``; ``options.max_images`` wins).
     images_per_prompt: int | None = None
+    #: A served member's server and model (``models.endpoint.Endpoint``); None in-process.
+    endpoint: Any = None
+    #: What the judge version's fingerprint recorded of a served model
+    #: (``models.served.read_identity``): a server that says otherwise is refused at load.
+    pinned: dict | None = None
 
 
 class Backend(ABC):
@@ -81,6 +87,14 @@ class Backend(ABC):
         t0 = time.perf_counter()
         out = self.score(requests)
         return out, time.perf_counter() - t0
+
+    def costed_score(self, requests: Sequence[ScoreRequest]
+                     ) -> tuple[list[np.ndarray], float, list[float]]:
+        """:meth:`timed_score` and what each request was charged in dollars by whoever
+        answered it: 0 in-process (its seconds are priced instead, ``Judge.cost``); a served
+        member's token usage × its prices (``models.served``)."""
+        out, seconds = self.timed_score(requests)
+        return out, seconds, [0.0] * len(out)
 
     def answer_mass(self, request: ScoreRequest) -> float:
         """The raw probability (softmax over the whole vocabulary, before any restriction to

@@ -13,6 +13,7 @@ from models.base import Backend, BackendSpec, ModelError
 
 BACKENDS: dict[str, str] = {
     "fake": "models.fake:FakeBackend",
+    "openai": "models.served:ServedBackend",
     "transformers": "models.hf:TransformersBackend",
     "vllm": "models.vllm:VllmBackend",
 }

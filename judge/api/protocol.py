@@ -8,7 +8,7 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, RootModel
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, RootModel
 
 from judge.api.auth import RIGHTS
 from judge.outcomes.labels import AUTONOMY_LEVELS, LEAKAGE_KEYS, MEMBERSHIPS, OUTCOMES, SOURCES
@@ -85,14 +85,28 @@ class Env(RootModel[dict[str, EnvValue]]):
     of names to a number, string or boolean; sent with a judgment, shown with its run."""
 
 
+def _version_name(v: str) -> str:
+    """A judge version's name, never a file: a caller must not choose a version file (with a
+    served model's endpoint in it) the server would load (docs/served.md)."""
+    if v.lower().endswith((".yaml", ".yml")):
+        raise ValueError("a judge version name, not a file: the server judges with the "
+                         "versions it holds (GET /v1/judge-versions)")
+    return v
+
+
+#: A judge version's name as a request gives it (letters, digits, ``.``, ``_``, ``-``).
+VersionName = Annotated[str, Field(min_length=1, max_length=200,
+                                   pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$"),
+                        AfterValidator(_version_name)]
+
+
 class JudgmentRequest(Attribution):
     """``POST /v1/judgments`` body: the bundle by URI, its attribution, the judge version."""
 
     body: BodyRequest
     bundle_uri: str = Field(min_length=1, max_length=2048,
                             description="Bundle folder: local path or fsspec URI.")
-    judge: str = Field("rc-judge-v1", min_length=1, max_length=200,
-                       description="Judge version to apply.")
+    judge: VersionName = Field("rc-judge-v1", description="Judge version to apply (a name).")
     env: Env | None = Field(
         None, description="Scene conditions (lighting, clutter, friction…); optional, kept.")
 
@@ -402,7 +416,7 @@ class JudgeVersionList(_Out):
 class RejudgeRequest(_Out):
     """``POST /v1/rejudge-jobs``: re-judge the caller's runs with another judge version."""
 
-    judge: str = Field(min_length=1, max_length=200, description="The new judge version.")
+    judge: VersionName = Field(description="The new judge version (a name).")
     run_ids: list[str] | None = Field(None, max_length=10000,
                                       description="Runs to re-judge; all of the key's if null.")
 

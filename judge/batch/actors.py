@@ -39,6 +39,7 @@ MAX_RESTARTS = 1  # a model replica whose process dies is restarted this many ti
 #: What ``ModelActor.ready`` says of a replica Ray restarted whose model is not loaded yet:
 #: the driver calls ``load`` once the engines beside it on its GPU are idle.
 WAITING = "restarted; its model loads when the driver calls load()"
+SERVED_CALLS = 2  # calls a served model's replica runs at once (its thread pool stays full)
 
 
 @dataclass(frozen=True)
@@ -132,15 +133,16 @@ class ModelActor:
         return self.error if self.loaded else WAITING
 
     def score(self, requests: list[ScoreRequest], where: list[int],
-              *frames) -> tuple[list, float]:
-        """The answers, in request order, and the seconds this replica computed them.
+              *frames) -> tuple[list, float, list[float]]:
+        """The answers, in request order, the seconds this replica computed them, and what a
+        served model's server charged for each request (``Backend.costed_score``).
 
         ``requests`` come without their frames: those travel once per bundle, as
         object-store references Ray resolves before the call (``frames[where[i]]`` are
         request i's), not pickled again into every request of every call.
         """
         full = [replace(r, frames=frames[k]) for r, k in zip(requests, where, strict=True)]
-        return self.backend.timed_score(full)
+        return self.backend.costed_score(full)
 
     def close(self) -> None:
         if self.backend is not None:
@@ -201,19 +203,22 @@ def start_error(exc: BaseException, stderr_tail: str, log: Path) -> str:
 
 
 def model_actor(entry: ModelEntry, cpu_share: float, placement: tuple | None = None,
-                version: JudgeVersion | None = None):
-    """A ModelActor with the entry's resources (a GPU share on CUDA, else a CPU share),
-    probing ``version``'s reference prompt at load (None: no probe).
+                version: JudgeVersion | None = None, pinned: dict | None = None):
+    """A ModelActor with the entry's resources (a GPU share on CUDA, else a CPU share; a
+    served model holds no GPU), probing ``version``'s reference prompt at load (None: no
+    probe); ``pinned``: what the version's fingerprint recorded of a served model.
 
     The model path is resolved here, in the driver (``{models_dir}`` from the driver's
     ``RCJUDGE_MODELS``): worker processes do not see environment changes made after
     ``ray.init``.
     """
-    spec = entry.spec()
+    spec = replace(entry.spec(), pinned=pinned)
     # a replica whose process dies is restarted once; the driver re-sends the calls it lost
     opts: dict = {"max_restarts": MAX_RESTARTS, "num_cpus": cpu_share}
     if entry.device.startswith("cuda"):  # its share of its GPU bundle (plan.memory_share)
         opts["num_gpus"] = memory_share(entry)
+    if entry.endpoint is not None:  # threads: the next call's requests fill the pool
+        opts["max_concurrency"] = SERVED_CALLS
     if placement is not None:  # its bundle of the batch's placement group
         from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
 

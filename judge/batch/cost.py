@@ -14,6 +14,9 @@ call's seconds × ``gpu_share``) counts only the busy part; summed over a batch 
   replica on a GPU holds its ``cpu_share``; never less than Ray's ``cpu_share`` each) × the
   same seconds × ``cpu_hour_usd`` — Ray's fractional ``num_cpus`` alone would price a CPU
   model's compute below the seconds it spent (a utilisation over 100 %);
+* served models (backend openai): what their servers charged (token usage × the endpoint's
+  prices) for every request answered, added as it is; their replicas wait on the network
+  and hold only Ray's ``cpu_share``;
 * per judgment: that / judged; utilisation: busy / reserved.
 
 Prices from ``configs/pricing.yaml`` (``judge.ensemble.judge.pricing``).
@@ -47,13 +50,15 @@ def cpus_held(version, plan) -> float:
     from judge.batch.plan import on_gpu
 
     share = plan.cpu_share
-    models = sum(n * (share if on_gpu(m) else max(share, float(m.options.get("threads", 1))))
+    models = sum(n * (share if on_gpu(m) or m.endpoint is not None
+                      else max(share, float(m.options.get("threads", 1))))
                  for m, n in zip(version.models, plan.replicas, strict=True))
     return plan.prepare_workers * max(share, 1.0) + models
 
 
 def batch_cost(gpus_held: int, cpus_held: float, startup_s: float, seconds: float,
-               busy_usd: float, judged: int, price: Mapping[str, float]) -> BatchCost:
+               busy_usd: float, judged: int, price: Mapping[str, float],
+               served_usd: float = 0.0) -> BatchCost:
     """The reserved cost of a batch (see the module docstring).
 
     Args:
@@ -64,9 +69,11 @@ def batch_cost(gpus_held: int, cpus_held: float, startup_s: float, seconds: floa
         busy_usd: the judgments' own costs, summed.
         judged: judgments written.
         price: ``gpu_hour_usd`` and ``cpu_hour_usd``.
+        served_usd: what served models' servers charged, every answered request.
     """
     held_s = startup_s + seconds
-    usd = (gpus_held * price["gpu_hour_usd"] + cpus_held * price["cpu_hour_usd"]) * held_s / 3600
+    usd = ((gpus_held * price["gpu_hour_usd"] + cpus_held * price["cpu_hour_usd"]) * held_s / 3600
+           + served_usd)
     return BatchCost(gpus_held=gpus_held, cpus_held=cpus_held, held_s=held_s, usd=usd,
                      busy_usd=busy_usd, per_judgment_usd=usd / judged if judged else 0.0,
                      utilisation=busy_usd / usd if usd > 0 else 0.0)

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import ray
 
 from judge.batch.actors import WAITING, Failure
+from judge.batch.place import BatchError
 from judge.batch.plan import Plan
 from judge.batch.work import Ask, Replica, Work, one_line, take
 from judge.ensemble.judge import Judge, QuestionFlow
@@ -23,6 +24,7 @@ from judge.ensemble.version import JudgeVersion
 from judge.ledgers.errors import LedgerError
 from judge.ledgers.records import Run
 from judge.ledgers.store import Ledger
+from models.endpoint import ServedModelChanged
 from rcjudge.progress import Progress
 
 if TYPE_CHECKING:
@@ -106,7 +108,7 @@ class Batch:
         for i, rep in self.replicas():
             if not rep.waiting:
                 continue
-            if rep.gpu is not None and any(r.busy for _, r in self.replicas()
+            if rep.gpu is not None and any(r.calls for _, r in self.replicas()
                                            if r is not rep and r.gpu == rep.gpu):
                 continue
             rep.waiting, rep.loading = False, True
@@ -132,14 +134,14 @@ class Batch:
                 asks = take(self.queues[i], rep.index, len(live), self.plan.batch_size[i])
                 if asks:
                     self.pending[rep.handle.score.remote(*shipped(asks))] = ("ask", i, rep, asks)
-                    rep.busy = True
+                    rep.calls += 1
 
     def collect(self) -> None:
         """Wait for one remote call and hand its outcome to its step."""
         ready, _ = ray.wait(list(self.pending), num_returns=1)
         entry = self.pending.pop(ready[0])
         if entry[0] == "ask":
-            entry[2].busy = False
+            entry[2].calls -= 1
         try:
             result = ray.get(ready[0])
         except ray.exceptions.RayError as exc:  # the model raised, or its replica died
@@ -208,21 +210,25 @@ class Batch:
         for j, requests in work.flow.requests().items():
             self.queues[j].append(Ask(work, requests))
 
-    def answered(self, i: int, asks: list[Ask], answers: list, seconds: float) -> None:
-        """Model ``i``'s answers to one call: each bundle its share of the seconds, its
-        next questions queued, or written when its flow is done."""
+    def answered(self, i: int, asks: list[Ask], answers: list, seconds: float,
+                 usd: list[float]) -> None:
+        """Model ``i``'s answers to one call: each bundle its share of the seconds and what
+        its own requests were charged, its next questions queued, or written when its flow
+        is done."""
         n = sum(len(a.requests) for a in asks)
         stats = self.summary.calls[self.names[i]]
         stats["calls"] += 1
         stats["requests"] += n
         stats["compute_s"] += seconds
+        self.summary.served_usd += sum(usd)
         at = 0
         for a in asks:
             k = len(a.requests)
-            mine, at = answers[at:at + k], at + k
+            mine, charged, at = answers[at:at + k], usd[at:at + k], at + k
             if a.work.failed:  # an answer for a bundle already recorded as failed
                 continue
             a.work.model_s[i] += seconds * k / n
+            a.work.model_usd[i] += sum(charged)
             a.work.flow.answer(i, mine)
             if a.work.flow.done:
                 self.write(a.work)
@@ -231,7 +237,15 @@ class Batch:
 
     def call_failed(self, i: int, rep: Replica, asks: list[Ask], exc: Exception) -> None:
         """A call raised or lost its replica: each bundle once more, alone and elsewhere;
-        a bundle's second failure records it."""
+        a bundle's second failure records it. A served model that changed stops the batch.
+
+        Raises:
+            BatchError: the served model changed (``ServedModelChanged``): judging on would
+                mix two judges under one version.
+        """
+        cause = getattr(exc, "cause", None)
+        if isinstance(cause, ServedModelChanged):
+            raise BatchError(f"batch stopped: {cause}") from None
         if isinstance(exc, ray.exceptions.RayActorError) and not rep.recovering:
             self.probe(i, rep)
         retry = []
@@ -269,7 +283,8 @@ class Batch:
     def write(self, work: Work) -> None:
         """Vote, then run + judgment in one ledger transaction."""
         p, work.frames_ref = work.prepared, None  # its frames can leave the object store
-        judgment = self.judge.finish(p, work.flow.votes, work.flow.raw, model_s=work.model_s)
+        judgment = self.judge.finish(p, work.flow.votes, work.flow.raw, model_s=work.model_s,
+                                     model_usd=work.model_usd)
         run = Run(run_id=p.run_id, bundle_uri=p.uri, bundle_hash=p.bundle_hash,
                   attribution=p.attribution, duration_s=p.duration_s, cycle_sec=p.cycle_sec)
         self.done_one()

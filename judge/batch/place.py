@@ -89,9 +89,10 @@ def place_replicas(version: JudgeVersion, plan: Plan, timeout_s: float):
     return pg
 
 
-def start_replicas(version: JudgeVersion, plan: Plan,
-                   pg) -> tuple[dict[tuple[int, int], Any], dict[tuple[int, int], str | None]]:
-    """Every replica started in its bundle: one at a time per bundle, bundles together.
+def start_replicas(version: JudgeVersion, plan: Plan, pg, pinned: dict[str, dict] | None = None
+                   ) -> tuple[dict[tuple[int, int], Any], dict[tuple[int, int], str | None]]:
+    """Every replica started in its bundle: one at a time per bundle, bundles together
+    (``pinned``: per served model, the identity the version's fingerprint recorded).
 
     Returns the actor of each ``(model, replica)`` and what its ``ready()`` said (None:
     loaded; else its one-line error). After the first error no further replica starts.
@@ -107,8 +108,9 @@ def start_replicas(version: JudgeVersion, plan: Plan,
     def start_next(b: int) -> None:
         if queues[b] and not any(said.values()):
             key = queues[b].popleft()
-            handles[key] = model_actor(version.models[key[0]], plan.cpu_share, (pg, b),
-                                       version)
+            entry = version.models[key[0]]
+            handles[key] = model_actor(entry, plan.cpu_share, (pg, b), version,
+                                       (pinned or {}).get(entry.name))
             waiting[handles[key].ready.remote()] = (b, key)
 
     for b in range(len(queues)):

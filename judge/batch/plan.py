@@ -9,9 +9,12 @@ here (:func:`place_on_gpus`); Ray only finds a node for each GPU's bundle.
   models on CUDA get the most copies of the ensemble, at most ``floor(GPUs / Σ gpu_share)``
   (a ``gpu_share`` of 0 counts as a whole GPU), that pack onto the GPUs (below), models on CPU
   ``floor(CPUs / 2 / Σ threads)`` each (half the CPUs for the models, the other half for
-  decoding; ``options.threads``, default 1, per replica) — at least one either way.
+  decoding; ``options.threads``, default 1, per replica) — at least one either way. A served
+  model (backend openai) runs one replica, which holds no GPU.
 * **Batch size**: the most requests, from any bundles, one engine call carries:
-  ``--batch-size``, else the version's ``batch_size``, else 32 on CUDA and 8 on CPU.
+  ``--batch-size``, else the version's ``batch_size``, else 32 on CUDA and 8 on CPU; a served
+  model's ``endpoint.max_concurrency`` (its replica takes two calls at once, so its requests
+  in flight stay at ``max_concurrency`` between calls, ``judge.batch.work.Replica``).
 * **Bundles in flight** (``--max-in-flight``): unset, ``max(8, 2 × replicas × batch_size)``
   of the widest model. By Little's law the bundles in flight are throughput × latency, and
   a bundle a model judges a failure spends three calls' time with it (yes/no, family,
@@ -141,6 +144,20 @@ def on_gpu(entry: ModelEntry) -> bool:
     return entry.device.startswith("cuda")
 
 
+def served(entry: ModelEntry) -> bool:
+    """Whether another process serves the model (backend openai): no GPU or CPU share here."""
+    return entry.endpoint is not None
+
+
+def _served_replicas(asked: int | None, entry: ModelEntry) -> int:
+    """One replica for a served model: it keeps ``max_concurrency`` requests in flight."""
+    if asked is not None and asked > 1:
+        raise PlanError(f"--replicas {entry.name}={asked}: a served model runs one replica, "
+                        f"which keeps endpoint.max_concurrency ({entry.endpoint.max_concurrency})"
+                        " requests in flight: raise that instead")
+    return 1
+
+
 def _gpu_need(entry: ModelEntry) -> float:
     return entry.gpu_share if entry.gpu_share > 0 else 1.0
 
@@ -253,11 +270,11 @@ def plan_batch(version: JudgeVersion, resources: Mapping[str, float],
     while gpu_copies > 1 and _pack(version, [gpu_copies] * len(models), int(gpus + 1e-9),
                                    capped=True) is None:
         gpu_copies -= 1  # the most copies of the ensemble that pack within the cap
-    cpu_models = [m for m in models if not on_gpu(m)]
+    cpu_models = [m for m in models if not on_gpu(m) and not served(m)]
     cpu_copies = (max(1, math.floor(cpus / 2 / sum(_threads(m) for m in cpu_models) + 1e-9))
                   if cpu_models else 1)
     n = tuple(_pick(replicas, m) or m.replicas or (gpu_copies if on_gpu(m) else cpu_copies)
-              for m in models)
+              if not served(m) else _served_replicas(_pick(replicas, m), m) for m in models)
     need = sum(r * _gpu_need(m) for m, r in zip(models, n, strict=True) if on_gpu(m))
     if need > gpus + 1e-9:
         asked = ", ".join(f"{m.name} {r}×{_gpu_need(m):g}"
@@ -265,7 +282,8 @@ def plan_batch(version: JudgeVersion, resources: Mapping[str, float],
         raise PlanError(f"judge version {version.name!r}: replicas need {need:g} GPUs "
                         f"({asked}) but the Ray cluster has {gpus:g}")
     slots = place_on_gpus(version, n, int(gpus + 1e-9)) if cuda and place else ()
-    b = tuple(_pick(batch_size, m) or m.batch_size or (GPU_BATCH if on_gpu(m) else CPU_BATCH)
+    b = tuple(_pick(batch_size, m) or m.batch_size or (
+        m.endpoint.max_concurrency if served(m) else GPU_BATCH if on_gpu(m) else CPU_BATCH)
               for m in models)
     flight = max_in_flight or max(8, 2 * max(r * s for r, s in zip(n, b, strict=True)))
     preps = prepare_workers or max(1, int(cpus) // 2)

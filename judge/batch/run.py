@@ -43,12 +43,12 @@ from collections import deque
 import ray
 from ray.util.placement_group import remove_placement_group
 
-from judge.batch.actors import PrepareActor
+from judge.batch.actors import SERVED_CALLS, PrepareActor
 from judge.batch.bags import BagImport, sort_bags
 from judge.batch.cost import batch_cost, cpus_held
 from judge.batch.driver import Batch
 from judge.batch.place import BatchError, place_replicas, start_ray, start_replicas, unplaced
-from judge.batch.plan import Unplaceable, check_overrides, plan_batch
+from judge.batch.plan import Unplaceable, check_overrides, plan_batch, served
 from judge.batch.summary import BatchSummary
 from judge.batch.vram import check_engines, version_sizes
 from judge.batch.work import Replica
@@ -125,7 +125,7 @@ def run_batch(uris: list[str], version: JudgeVersion, ledger: Ledger,
     pg = place_replicas(version, plan, place_timeout_s)
     preps = [PrepareActor.options(num_cpus=plan.cpu_share).remote(version)
              for _ in range(plan.prepare_workers)]
-    handles, said = start_replicas(version, plan, pg)
+    handles, said = start_replicas(version, plan, pg, judge.served)
     actors = [*preps, *handles.values()]
     summary.startup_s = time.perf_counter() - t_start  # placed and loaded: judging starts
     bad = list(dict.fromkeys(f"model {version.models[i].name!r} could not load: {err}"
@@ -136,8 +136,9 @@ def run_batch(uris: list[str], version: JudgeVersion, ledger: Ledger,
         remove_placement_group(pg)
         raise BatchError("; ".join(bad))
     gpu_of = {key: g for g, slot in enumerate(plan.gpus) for key in slot.replicas}
-    pools = [[Replica(handles[(i, r)], r, gpu=gpu_of.get((i, r))) for r in range(n)]
-             for i, n in enumerate(plan.replicas)]
+    pools = [[Replica(handles[(i, r)], r, gpu=gpu_of.get((i, r)),
+                      slots=SERVED_CALLS if served(version.models[i]) else 1)
+              for r in range(n)] for i, n in enumerate(plan.replicas)]
     batch = Batch(version, ledger, judge, plan, summary, todo, preps, pools, progress,
                   to_import)
     try:
@@ -148,5 +149,6 @@ def run_batch(uris: list[str], version: JudgeVersion, ledger: Ledger,
         remove_placement_group(pg)
         summary.reserved = batch_cost(
             len(plan.gpus), cpus_held(version, plan),
-            summary.startup_s, summary.seconds, summary.cost_usd, summary.judged, pricing())
+            summary.startup_s, summary.seconds, summary.cost_usd, summary.judged, pricing(),
+            summary.served_usd)
     return summary

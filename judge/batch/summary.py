@@ -22,6 +22,7 @@ class BatchSummary:
     seconds: float = 0.0
     startup_s: float = 0.0
     cost_usd: float = 0.0
+    served_usd: float = 0.0  # what servers charged for every answered request (failed bundles too)
     interrupted: bool = False
     plan: dict[str, Any] = field(default_factory=dict)
     # cost_usd is the judgments' own (busy) costs, summed: Σ of the ledger rows' cost;
@@ -49,4 +50,5 @@ class BatchSummary:
                 "plan": self.plan,
                 "calls": {m: {k: round(v, 6) if isinstance(v, float) else v
                               for k, v in c.items()} for m, c in self.calls.items()},
-                **({"bags": self.bags} if self.bags is not None else {})}
+                **({"bags": self.bags} if self.bags is not None else {}),
+                **({"served_usd": round(self.served_usd, 6)} if self.served_usd else {})}

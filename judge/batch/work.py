@@ -23,6 +23,7 @@ class Work:
     flow: QuestionFlow | None = None
     frames_ref: Any = None  # the frames, in the object store of the node that decoded them
     model_s: list[float] = field(default_factory=lambda: [0.0, 0.0, 0.0])
+    model_usd: list[float] = field(default_factory=lambda: [0.0, 0.0, 0.0])  # servers' charges
     retried: set[int] = field(default_factory=set)  # models whose call already failed once
     failed: bool = False  # recorded as failed: answers still in flight are dropped
 
@@ -50,7 +51,8 @@ class Replica:
     handle: Any
     index: int
     gpu: int | None = None  # the plan's GPU it shares with other replicas; None: on CPU
-    busy: bool = False
+    calls: int = 0  # calls sent and not answered yet
+    slots: int = 1  # calls it takes at once: 2 for a served model, whose pool stays full
     recovering: bool = False
     waiting: bool = False  # restarted, its model not loaded yet
     loading: bool = False  # its load() is running
@@ -58,7 +60,7 @@ class Replica:
 
     @property
     def available(self) -> bool:
-        return not (self.busy or self.recovering or self.dead)
+        return self.calls < self.slots and not (self.recovering or self.dead)
 
 
 def one_line(exc: Exception) -> str:

@@ -8,7 +8,11 @@ every file in its checkpoint folder: weights, processor, tokenizer, chat templat
 prompts, the frames shown (images per question, tiling), the vote (threshold and
 ensemble calibration), the effective sampling settings (the version's own, else
 ``configs/sampling.yaml``) and the taxonomy. Where the files are does not matter; what
-they hold does.
+they hold does. A served model (backend openai, docs/served.md) has no files: its part holds
+its endpoint's host, the model asked and how answers are read, and what the server says it
+serves (the answering model's id, its ``root``, its ``system_fingerprint``:
+:func:`served_identity`, asked when the fingerprint is taken), so a server that now serves
+something else changes the version; prices, concurrency and the key's variable are left out.
 
 The task catalog is pinned per task instead: each judgment row keeps the sha256 of the
 instruction its questions used (:func:`instruction_sha256`), and the ledgers refuse a
@@ -31,7 +35,8 @@ from typing import Any
 
 from judge.config import FingerConfig
 from judge.ensemble.taxonomy import Taxonomy
-from judge.ensemble.version import JudgeVersion
+from judge.ensemble.version import JudgeVersion, ModelEntry
+from models.endpoint import RUN_ONLY as ENDPOINT_RUN_ONLY
 from rcjudge.home import home
 
 _BLOCK = 1 << 20
@@ -121,8 +126,14 @@ def version_parts(version: JudgeVersion, taxonomy: Taxonomy) -> dict[str, Any]:
     cache = _DigestCache()
     parts: dict[str, Any] = {}
     for m in version.models:
-        entry = m.model_dump(mode="json", exclude=RUN_ONLY)
+        # endpoint, added later, adds nothing to an in-process model: its fingerprint stays
+        entry = m.model_dump(mode="json", exclude=RUN_ONLY | ({"endpoint"} if m.endpoint is None
+                                                              else set()))
         entry["device"] = m.device.split(":")[0]  # which card does not change an answer
+        if m.endpoint is not None:  # a served model: which server, and what it says it is
+            entry["endpoint"] = {"host": m.endpoint.host, **m.endpoint.model_dump(
+                mode="json", exclude=ENDPOINT_RUN_ONLY)}
+            entry["served"] = served_identity(m)
         entry["files"] = folder_digest(m.checkpoint(), cache) if m.path else None
         if m.members:  # a mean does not depend on the order of what it averages
             entry["files"] = sorted(folder_digest(f, cache) for f in m.checkpoints())
@@ -142,6 +153,29 @@ def version_parts(version: JudgeVersion, taxonomy: Taxonomy) -> dict[str, Any]:
     parts["sampling"] = sampling.model_dump(mode="json", exclude=exclude or None)
     parts["taxonomy"] = taxonomy.model_dump(mode="json")
     return parts
+
+
+def served_identity(entry: ModelEntry) -> dict[str, Any]:
+    """What a served model's endpoint says it serves (``models.served.read_identity``):
+    the answering model's id, the server's ``root`` and ``system_fingerprint``.
+
+    Raises:
+        ModelError: the server is unreachable or does not serve the model (one line).
+    """
+    from models.endpoint import ServedClient
+    from models.served import read_identity
+
+    client = ServedClient(entry.name, entry.endpoint)
+    try:
+        return read_identity(client)[0]
+    finally:
+        client.close()
+
+
+def served_parts(content: dict[str, Any]) -> dict[str, dict]:
+    """Per served model, the identity :func:`version_parts` recorded (``spec.pinned``)."""
+    return {name.removeprefix("models."): c["served"] for name, c in content.items()
+            if name.startswith("models.") and isinstance(c, dict) and "served" in c}
 
 
 def fingerprint(version: JudgeVersion, taxonomy: Taxonomy) -> Fingerprint:

@@ -23,7 +23,12 @@ from judge.bundle.decode import Streams, decode_frames, load_streams
 from judge.bundle.intake import VerifiedBundle, intake
 from judge.bundle.sample import plan_targets
 from judge.config import configs_dir, load_yaml
-from judge.ensemble.fingerprint import fingerprint, instruction_sha256
+from judge.ensemble.fingerprint import (
+    fingerprint_of,
+    instruction_sha256,
+    served_parts,
+    version_parts,
+)
 from judge.ensemble.judgment import Cost, Judgment, ModelAnswer, StageTimings
 from judge.ensemble.prompts import (
     class_request,
@@ -48,9 +53,12 @@ def pricing() -> dict[str, float]:
     return {k: float(data[k]) for k in ("gpu_hour_usd", "cpu_hour_usd")}
 
 
-def load_backends(version: JudgeVersion) -> list[Backend]:
+def load_backends(version: JudgeVersion,
+                  pinned: dict[str, dict] | None = None) -> list[Backend]:
     """The version's three backends, loaded, each probed for its answer-token mass on the
     reference prompt (``check_answer_mass``); on a refusal the loaded ones are closed.
+    ``pinned``: per served model, the identity the version's fingerprint recorded (a server
+    that now says otherwise is refused).
 
     Raises:
         ModelError: a model that cannot load, or whose answer tokens hold too little mass.
@@ -58,7 +66,7 @@ def load_backends(version: JudgeVersion) -> list[Backend]:
     backends: list[Backend] = []
     try:
         for m in version.models:
-            backends.append(create_backend(m.spec()))
+            backends.append(create_backend(replace(m.spec(), pinned=(pinned or {}).get(m.name))))
             backends[-1].load()
             check_answer_mass(backends[-1], reference_request(version, m.max_pixels))
     except ModelError:
@@ -156,10 +164,13 @@ class Judge:
                  backends: Sequence[Backend] | None = None, load: bool = True) -> None:
         self.version = load_judge_version(version) if isinstance(version, str) else version
         self.taxonomy = taxonomy or load_taxonomy()
-        # hashes every model folder: a missing one is named before any model loads
-        self.fingerprint = fingerprint(self.version, self.taxonomy)
+        # hashes every model folder (a missing one is named before any model loads) and asks
+        # each served model's endpoint what it serves (``served``: pinned at load)
+        content = version_parts(self.version, self.taxonomy)
+        self.fingerprint = fingerprint_of(content)
+        self.served = served_parts(content)
         if backends is None and load:
-            backends = load_backends(self.version)
+            backends = load_backends(self.version, self.served)
         self.backends = list(backends or [])
 
     def close(self) -> None:
@@ -199,13 +210,15 @@ class Judge:
 
     def finish(self, p: Prepared, votes: Sequence[ModelVote],
                raw: Sequence[Sequence[np.ndarray]], models_s: float | None = None,
-               model_s: Sequence[float] | None = None) -> Judgment:
+               model_s: Sequence[float] | None = None,
+               model_usd: Sequence[float] | None = None, served_s: float = 0.0) -> Judgment:
         """Vote and build the Judgment.
 
         ``models_s``: wall seconds of the model stage (the single call). ``model_s``: the
         compute seconds each model's replicas spent on this bundle (a batch: its share of
         every batched call); given, ``models_s`` is their sum and the cost is theirs
-        (:meth:`cost`).
+        (:meth:`cost`). ``model_usd``: what each model's server charged for this bundle's
+        requests (served models: token usage × prices; 0 in-process).
         """
         t0 = time.perf_counter()
         result = vote(votes, self.version.vote, self.taxonomy)
@@ -227,18 +240,28 @@ class Judge:
             attempt_confidence=round(result.attempt_confidence, 6),
             success_confidence=round(result.success_confidence, 6),
             answers=answers, frames=len(p.frames), timings=timings,
-            cost=self.cost(timings, model_s),
+            cost=self.cost(timings, model_s, model_usd, served_s),
             fingerprint=self.fingerprint.digest,
             instruction_sha256=instruction_sha256(p.attribution.task.id, p.instruction))
 
     # --- in this process ---------------------------------------------------------------
     def ask(self, p: Prepared) -> tuple[list[ModelVote], list]:
         """All questions to the three local backends (the flow of :class:`QuestionFlow`)."""
+        return self._ask(p)[:2]
+
+    def _ask(self, p: Prepared) -> tuple[list[ModelVote], list, list[float], float]:
+        """:meth:`ask`, what each model's server charged (``Backend.costed_score``) and the
+        seconds spent waiting on served models."""
         flow = QuestionFlow(self, p)
+        usd, served_s = [0.0] * len(self.backends), 0.0
         while not flow.done:
             for i, requests in flow.requests().items():
-                flow.answer(i, self.backends[i].score(requests))
-        return flow.votes, flow.raw
+                answers, seconds, charged = self.backends[i].costed_score(requests)
+                usd[i] += sum(charged)
+                if self.version.models[i].endpoint is not None:
+                    served_s += seconds
+                flow.answer(i, answers)
+        return flow.votes, flow.raw, usd, served_s
 
     def judge(self, uri: str, request: dict[str, Any] | None = None,
               run_id: str | None = None) -> Judgment:
@@ -247,11 +270,16 @@ class Judge:
 
     def judge_prepared(self, p: Prepared) -> Judgment:
         t0 = time.perf_counter()
-        votes, raw = self.ask(p)
-        return self.finish(p, votes, raw, time.perf_counter() - t0)
+        votes, raw, usd, served_s = self._ask(p)
+        return self.finish(p, votes, raw, time.perf_counter() - t0, model_usd=usd,
+                           served_s=served_s)
 
-    def cost(self, t: StageTimings, model_s: Sequence[float] | None = None) -> Cost:
-        """Seconds of each resource and their price (``configs/pricing.yaml``).
+    def cost(self, t: StageTimings, model_s: Sequence[float] | None = None,
+             model_usd: Sequence[float] | None = None, served_s: float = 0.0) -> Cost:
+        """Seconds of each resource and their price (``configs/pricing.yaml``), plus what
+        served models' servers charged (``model_usd``: token usage × the endpoint's prices).
+        A served model's seconds are waiting on its server, not compute here: they count as
+        neither CPU nor GPU seconds (``served_s``: their part of a single call's stage).
 
         Single call (``model_s`` None): the three models hold their GPU shares for the
         whole model stage, so ``gpu_s = models_s × Σ gpu_share`` (models on CUDA); on CPU
@@ -263,15 +291,17 @@ class Judge:
         on_gpu = [m for m in self.version.models if m.device.startswith("cuda")]
         base = t.intake_s + t.frames_s + t.vote_s
         if model_s is not None:
-            gpu_s = sum(s * m.gpu_share for m, s in zip(self.version.models, model_s,
-                                                        strict=True)
-                        if m.device.startswith("cuda"))
-            cpu_s = base + sum(s for m, s in zip(self.version.models, model_s, strict=True)
-                               if not m.device.startswith("cuda"))
+            local = [(m, s) for m, s in zip(self.version.models, model_s, strict=True)
+                     if m.endpoint is None]
+            gpu_s = sum(s * m.gpu_share for m, s in local if m.device.startswith("cuda"))
+            cpu_s = base + sum(s for m, s in local if not m.device.startswith("cuda"))
         else:
-            gpu_s = t.models_s * sum(m.gpu_share for m in on_gpu) if on_gpu else 0.0
-            cpu_s = base + (0.0 if on_gpu else t.models_s)
-        usd = gpu_s * price["gpu_hour_usd"] / 3600 + cpu_s * price["cpu_hour_usd"] / 3600
+            stage = max(0.0, t.models_s - served_s)  # the in-process models' part of it
+            gpu_s = stage * sum(m.gpu_share for m in on_gpu) if on_gpu else 0.0
+            in_process = any(m.endpoint is None for m in self.version.models)
+            cpu_s = base + (0.0 if on_gpu or not in_process else stage)
+        usd = (gpu_s * price["gpu_hour_usd"] / 3600 + cpu_s * price["cpu_hour_usd"] / 3600
+               + sum(model_usd or ()))
         return Cost(gpu_s=gpu_s, cpu_s=cpu_s, usd=round(usd, 8))
 
 

@@ -25,6 +25,7 @@ from pydantic import (
 from judge.config import SamplingConfig, configs_dir, load_model, load_yaml, sampling_config
 from judge.errors import ConfigError
 from models.base import BackendSpec
+from models.endpoint import Endpoint
 from rcjudge.home import judges_dir, models_dir, models_dir_source
 
 
@@ -53,7 +54,8 @@ class ModelEntry(_Cfg):
     """One of the three models."""
 
     name: str = Field(min_length=1, description="Name used in outputs and ledgers.")
-    backend: str = Field(description="Registry name: transformers, vllm or fake.")
+    backend: str = Field(description="Registry name: transformers, vllm, openai (a served "
+                         "model: endpoint) or fake.")
     path: str = Field("", description="Checkpoint folder; {models_dir} is expanded "
                       "(rcjudge.home.models_dir: $RCJUDGE_MODELS or $RCJUDGE_HOME/models).")
     dtype: Literal["float32", "float16", "bfloat16"] = Field(
@@ -90,6 +92,28 @@ class ModelEntry(_Cfg):
     #: Images one prompt carries, set by the version it belongs to (its ``frames``); not a
     #: field: not written, not fingerprinted (it follows from the version's frames).
     _images_per_prompt: int | None = PrivateAttr(None)
+
+    endpoint: Endpoint | None = Field(
+        None, description="backend openai only: the OpenAI-compatible server and model that "
+        "answer for this entry (models.endpoint.Endpoint; docs/served.md).")
+
+    @model_validator(mode="after")
+    def _served_has_an_endpoint(self) -> ModelEntry:
+        served = self.backend == "openai"
+        if served != (self.endpoint is not None):
+            raise ValueError("backend openai needs an endpoint (base_url, model), and only it "
+                             "takes one" if served else f"endpoint is for backend openai, "
+                             f"not {self.backend!r}")
+        if served:
+            held = [f for f, bad in (("path", bool(self.path)), ("members", bool(self.members)),
+                                     ("device", self.device != "cpu"),
+                                     ("gpu_share", self.gpu_share > 0),
+                                     ("replicas", (self.replicas or 1) > 1)) if bad]
+            if held:
+                raise ValueError(f"a served model (backend openai) has no {', '.join(held)}: "
+                                 "its server holds the weights and GPUs, and a batch keeps "
+                                 "endpoint.max_concurrency requests in flight from one replica")
+        return self
 
     @field_validator("revision")
     @classmethod
@@ -149,7 +173,7 @@ class ModelEntry(_Cfg):
                            gpu_share=self.gpu_share, options=dict(self.options),
                            members=tuple(self.resolved_path(p) for p in self.members),
                            min_answer_mass=self.min_answer_mass,
-                           images_per_prompt=self._images_per_prompt)
+                           images_per_prompt=self._images_per_prompt, endpoint=self.endpoint)
 
 
 SLOTS = {"attempt": ("instruction", "motion", "sensors"),

@@ -5,8 +5,9 @@ check is a :class:`Check` in :data:`CHECKS`, one list; the doctor prints all of 
 ``rcjudge batch`` and ``rcjudge train`` run the cheap ones for their command and refuse with
 the first red row (:func:`refuse_on_red`), so the table and the refusals agree.
 
-The checks, in order: GPUs, driver, versions, model folders, processors, worst-case prompt
-tokens (``judge.ensemble.budget``), the GPU memory plan a batch places
+The checks, in order: GPUs, driver, versions, model folders, served models (reachable,
+model listed, log-probabilities, answer mass: ``served_rows``; doctor and batch), processors,
+worst-case prompt tokens (``judge.ensemble.budget``), the GPU memory plan a batch places
 (``judge.batch.plan.memory_plan``; ``batch`` only), each vLLM engine's share against its
 weights, overhead and one prompt's KV cache (``judge.batch.vram``), the training memory plan
 (``judge.learn.memory``; ``train`` only), and each model's answer-token mass (loads every
@@ -20,7 +21,7 @@ from dataclasses import dataclass
 
 from judge.ensemble.version import JudgeVersion
 from judge.errors import JudgeError
-from judge.preflight import model_rows, plan_rows, rows
+from judge.preflight import model_rows, plan_rows, rows, served_rows
 from judge.preflight.rows import Context, Row
 
 ALL = frozenset({"doctor", "batch", "train"})
@@ -48,6 +49,7 @@ CHECKS: list[Check] = [
     Check("driver", rows.driver_rows),
     Check("versions", rows.version_rows),
     Check("models", model_rows.model_rows),
+    Check("served", served_rows.served_rows, commands=BATCH),
     Check("processors", model_rows.processor_rows),
     Check("prompt tokens", model_rows.prompt_token_rows),
     Check("gpu plan", plan_rows.gpu_plan_rows, commands=BATCH),

@@ -121,6 +121,10 @@ def prompt_token_rows(ctx: Context) -> list[Row]:
             raise
         return [Row("prompt tokens", "warn", "not checked: judge.ensemble.budget is not in "
                     "this build")]
+    if all(m.endpoint is not None for m in ctx.version.models):
+        return [Row("prompt tokens", "ok", "served models: each server counts its own prompt "
+                    "tokens against its --max-model-len (a prompt over it is that request's "
+                    "one-line fault)")]
     if not ctx.processors:
         return [Row("prompt tokens", "warn", "not checked: no processor loaded (see the "
                     "model and processor rows)")]

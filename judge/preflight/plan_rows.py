@@ -75,6 +75,8 @@ def answer_mass_rows(ctx: Context) -> list[Row]:
     rows = []
     for m in ctx.version.models:
         name = f"answer mass {m.name}"
+        if m.endpoint is not None:  # a served model's is a served row (served_rows)
+            continue
         if m.path and m.name not in ctx.folders:
             rows.append(Row(name, "warn", "not checked: no model folder"))
             continue
@@ -103,6 +105,8 @@ def train_memory_rows(ctx: Context) -> list[Row]:
 
     if ctx.version.training is not None and any(m.members for m in ctx.version.models):
         return [Row("train memory", "ok", "not planned: its models average checkpoints")]
+    if any(m.endpoint is not None for m in ctx.version.models):
+        return [Row("train memory", "ok", "not planned: served models have no weights here")]
     if any(m.backend == "fake" for m in ctx.version.models):
         return [Row("train memory", "ok", "not planned: the fake backend has no weights")]
     if any(m.path and m.name not in ctx.folders for m in ctx.version.models):

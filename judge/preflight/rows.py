@@ -110,7 +110,11 @@ def gpu_rows(ctx: Context) -> list[Row]:
         if cuda:
             return [Row("gpu", "fail", f"no GPU (nvidia-smi lists none); {', '.join(cuda)} "
                         f"of {ctx.version.name} run on cuda")]
-        return [Row("gpu", "warn", f"no GPU; every model of {ctx.version.name} runs on cpu")]
+        if all(m.endpoint is not None for m in ctx.version.models):
+            return [Row("gpu", "ok", f"no GPU needed here: every model of {ctx.version.name} "
+                        "is served (backend openai)")]
+        return [Row("gpu", "warn", f"no GPU; every model of {ctx.version.name} runs on cpu"
+                    + (" or is served" if any(m.endpoint for m in ctx.version.models) else ""))]
     return [Row(f"gpu {g.index}", "ok", f"{g.name}: {g.total_mib / 1024:.1f} GiB, "
                 f"{(g.total_mib - g.used_mib) / 1024:.1f} GiB free") for g in gpus]
 

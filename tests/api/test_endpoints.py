@@ -199,7 +199,7 @@ def test_taxonomy_and_judge_versions(client, live_key):
     assert tax["empty_class_counts_against_policy"] is True
     names = [v["name"] for v in client.get("/v1/judge-versions",
                                            headers=bearer(live_key)).json()["data"]]
-    assert names == ["rc-judge-v1", "tiny", "tiny-streams", "tiny-vision",
+    assert names == ["rc-judge-v1", "rc-judge-v1-served", "tiny", "tiny-streams", "tiny-vision",
                      "tiny-vision-224-streams", "tiny-vision-sensors", "tiny-vision-streams"]
     assert client.get("/v1/judge-versions/nope", headers=bearer(live_key)).status_code == 404
 

@@ -89,8 +89,8 @@ def test_cli_judge_json(tiny_models, bundle, capsys):
     assert len(rows) == 1 and rows[0]["run_id"] == "synth-0003-0000"
     assert set(rows[0]["timings"]) == {"intake_s", "frames_s", "models_s", "vote_s"}
     assert main(["judge", bundle, "--judge", "nope"]) == 2
-    assert ("unknown judge version 'nope'; known: rc-judge-v1, tiny, tiny-streams, tiny-vision"
-            in capsys.readouterr().err)
+    assert ("unknown judge version 'nope'; known: rc-judge-v1, rc-judge-v1-served, tiny, "
+            "tiny-streams, tiny-vision" in capsys.readouterr().err)
 
 
 def _cli(args: list[str], cwd, env: dict) -> subprocess.CompletedProcess:

@@ -20,10 +20,10 @@ def test_import_is_light():
 
 
 def test_unknown_backend_lists_known():
-    with pytest.raises(ModelError, match="unknown backend 'onnx'; known: fake, transformers, "
-                                         "vllm"):
+    with pytest.raises(ModelError, match="unknown backend 'onnx'; known: fake, openai, "
+                                         "transformers, vllm"):
         backend_class("onnx")
-    assert set(BACKENDS) == {"fake", "transformers", "vllm"}
+    assert set(BACKENDS) == {"fake", "openai", "transformers", "vllm"}
 
 
 def _imported_packages(folder: str) -> dict[str, set[str]]:

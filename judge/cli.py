@@ -529,12 +529,15 @@ def _cmd_eval(args: argparse.Namespace) -> int:
 def _cmd_review_next(args: argparse.Namespace) -> int:
     from dataclasses import asdict
 
-    from judge.learn.select import next_runs
+    from judge.learn.select import known_test_runs, next_runs, read_test_runs
     from judge.ledgers.store import Ledger
 
+    named = read_test_runs(args.test_runs) if args.test_runs else {}  # before the ledger opens
     with Ledger.open(args.db) as ledger:
+        test_runs = known_test_runs(ledger, named, args.test_runs) if named else frozenset()
         picks = next_runs(ledger, args.judge, n=args.n, strategy=args.strategy, seed=args.seed,
-                          split_seed=args.split_seed, test_fraction=args.test_fraction)
+                          split_seed=args.split_seed, test_fraction=args.test_fraction,
+                          test_runs=test_runs)
     out = {"judge_version": args.judge, "strategy": args.strategy,
            "picks": [asdict(p) for p in picks]}
     _emit(out, args.json, lambda o: "\n".join(
@@ -879,6 +882,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    "never picked (default 0, train's default)")
     p.add_argument("--test-fraction", type=float, default=0.2, metavar="F",
                    help="the --test-fraction `rcjudge train` will use (default 0.2)")
+    p.add_argument("--test-runs", metavar="FILE", help="runs the lab holds as its own test "
+                   "set, never offered: one run id a line, or a .csv/.jsonl with a run_id "
+                   "column")
     p.add_argument("--db", metavar="URL", help=DB_HELP)
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=_cmd_review_next)

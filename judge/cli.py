@@ -22,6 +22,8 @@ from rcjudge.errors import RcjudgeError
 TINY_PROFILES = ("plumbing", "vision", "vision-224")
 #: ``judge.learn.select.STRATEGIES``, spelt out for the same reason (tests/unit/test_imports.py).
 REVIEW_STRATEGIES = ("committee", "uncertainty", "random", "coverage")
+#: ``judge.ledgers.rounds.SAMPLING_STRATEGIES``, likewise: the queue's sampling rounds.
+SAMPLING_STRATEGIES = ("sample", "sample-uniform")
 
 
 def _emit(obj: Any, as_json: bool, text: Callable[[Any], str]) -> None:
@@ -529,22 +531,53 @@ def _cmd_eval(args: argparse.Namespace) -> int:
 def _cmd_review_next(args: argparse.Namespace) -> int:
     from dataclasses import asdict
 
-    from judge.learn.select import known_test_runs, next_runs, read_test_runs
+    from judge.learn.select import (
+        SelectError,
+        known_test_runs,
+        next_runs,
+        pick_json,
+        read_test_runs,
+    )
     from judge.ledgers.store import Ledger
 
     named = read_test_runs(args.test_runs) if args.test_runs else {}  # before the ledger opens
+    if args.floor is not None and args.strategy != "sample":
+        raise SelectError(f"--floor: only with --strategy sample, not {args.strategy}")
     with Ledger.open(args.db) as ledger:
         test_runs = known_test_runs(ledger, named, args.test_runs) if named else frozenset()
+        split = {"split_seed": args.split_seed, "test_fraction": args.test_fraction,
+                 "test_runs": test_runs}
+        if args.strategy in SAMPLING_STRATEGIES:
+            from judge.learn.draw import DEFAULT_FLOOR, sampling_round
+
+            round_, picks = sampling_round(
+                ledger, args.judge, n=args.n, strategy=args.strategy, seed=args.seed,
+                floor=DEFAULT_FLOOR if args.floor is None else args.floor, **split)
+            out = {"judge_version": args.judge, "strategy": args.strategy,
+                   "round": asdict(round_), "picks": [pick_json(p) for p in picks]}
+            _emit(out, args.json, _format_round)
+            return 0
         picks = next_runs(ledger, args.judge, n=args.n, strategy=args.strategy, seed=args.seed,
-                          split_seed=args.split_seed, test_fraction=args.test_fraction,
-                          test_runs=test_runs)
+                          **split)
     out = {"judge_version": args.judge, "strategy": args.strategy,
-           "picks": [asdict(p) for p in picks]}
+           "picks": [pick_json(p) for p in picks]}
     _emit(out, args.json, lambda o: "\n".join(
         [f"{len(picks)} run(s) of {args.judge} to label next ({args.strategy}):"
          if picks else f"no unlabelled run of {args.judge} outside the test part"]
         + [f"{p.rank:>4}  {p.run_id}  {p.score:.4f}  {p.reason}" for p in picks]))
     return 0
+
+
+def _format_round(o: dict[str, Any]) -> str:
+    r, picks = o["round"], o["picks"]
+    pis = [p["pi"] for p in picks]
+    spread = f"; pi {min(pis):.3f}-{max(pis):.3f}" if pis else ""
+    head = (f"sampling round {r['round_id']} of {o['judge_version']} ({r['strategy']}, seed "
+            f"{r['seed']}{'' if r['new'] else ', already recorded'}): {r['drawn']} run(s) "
+            f"drawn of {r['candidates']} candidate(s), {r['budget']:g} expected{spread}; "
+            "label every one of them (a drawn run left unlabelled biases the rate)")
+    return "\n".join([head] + [f"{p['rank']:>4}  {p['run_id']}  {p['score']:.4f}  {p['reason']}"
+                               for p in picks])
 
 
 def _format_review_stats(s: dict[str, Any]) -> str:
@@ -870,13 +903,19 @@ def register(sub: argparse._SubParsersAction) -> None:
                           "with the reason it was picked")
     p.add_argument("--judge", required=True, metavar="VERSION",
                    help="the judge version whose judgments rank the runs")
-    p.add_argument("--n", type=int, default=20, help="how many runs (default 20)")
+    p.add_argument("--n", type=int, default=20, help="how many runs (default 20; for a "
+                   "sampling round, how many it draws on average)")
     p.add_argument("--strategy", default="committee",
-                   choices=REVIEW_STRATEGIES,
+                   choices=REVIEW_STRATEGIES + SAMPLING_STRATEGIES,
                    help="committee: the three models disagree (default); uncertainty: low "
                    "reported confidence; random: seeded; coverage: tasks, policies, bodies "
-                   "with few labels first")
-    p.add_argument("--seed", type=int, default=0, help="seed of --strategy random")
+                   "with few labels first; sample: a sampling round for rates, each run drawn "
+                   "with probability from the judge's uncertainty (recorded in the ledger); "
+                   "sample-uniform: the same, every run alike")
+    p.add_argument("--seed", type=int, default=0, help="seed of --strategy random, sample, "
+                   "sample-uniform")
+    p.add_argument("--floor", type=float, metavar="F", help="--strategy sample: the share "
+                   "of --n spread evenly, so no run is impossible (default 0.1; 1: uniform)")
     p.add_argument("--split-seed", type=int, default=0, metavar="S",
                    help="the --split-seed `rcjudge train` will use: runs of its test part are "
                    "never picked (default 0, train's default)")

@@ -52,7 +52,7 @@ import json
 import math
 from collections import Counter
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import sqlalchemy as sa
@@ -77,8 +77,19 @@ class Pick:
     run_id: str  # the ledger's run id
     rank: int  # 1 = label first
     score: float
-    strategy: str  # one of STRATEGIES
+    strategy: str  # one of STRATEGIES, or a sampling round's (judge.learn.draw)
     reason: str  # one human line
+    round_id: int | None = None  # the sampling round that drew it (sampling strategies)
+    pi: float | None = None  # its inclusion probability there
+
+
+def pick_json(pick: Pick) -> dict:
+    """A pick as ``rcjudge review next --json`` prints it (a round's two fields only on the
+    picks of a sampling round)."""
+    out = asdict(pick)
+    if pick.round_id is None:
+        del out["round_id"], out["pi"]
+    return out
 
 
 @dataclass(frozen=True)
@@ -94,6 +105,7 @@ class Candidate:
     classes: tuple[str | None, ...]  # each model's failure class (None: none named)
     attempt_confidence: float
     success_confidence: float
+    success: bool | None = None  # the voted success (None: not read)
 
 
 def read_picks(path: str | Path, option: str = "--picks") -> tuple[str | None, list[dict]]:
@@ -146,10 +158,11 @@ def picked_reviews(path: str | Path, option: str = "--picks") -> dict[str, Revie
         try:
             out[p["run_id"]] = Review(judge_version=version, strategy=p.get("strategy"),
                                       rank=p.get("rank"), score=p.get("score"),
-                                      reason=p.get("reason"))
+                                      reason=p.get("reason"), round_id=p.get("round_id"),
+                                      pi=p.get("pi"))
         except ValidationError as exc:
             err = exc.errors()[0]
-            field = ".".join(str(x) for x in err["loc"])
+            field = ".".join(str(x) for x in err["loc"]) or "round_id"
             raise SelectError(f"{option} {path}: picks[{i}].{field}: {err['msg']}") from None
     return out
 
@@ -219,8 +232,10 @@ def known_test_runs(store, named: dict[str, int], path: str | Path,
 
 def review(pick: Pick, judge_version: str, note: str | None = None) -> Review:
     """The ``review_labels`` row of a label made from ``pick`` (``add_reviewed_labels``)."""
+    # the review page's pick (PickIn) serves the ranking strategies only: it has no round
     return Review(judge_version=judge_version, strategy=pick.strategy, rank=pick.rank,
-                  score=pick.score, reason=pick.reason, note=note)
+                  score=pick.score, reason=pick.reason, note=note,
+                  round_id=getattr(pick, "round_id", None), pi=getattr(pick, "pi", None))
 
 
 # --- scores (pure) ---------------------------------------------------------------------
@@ -368,7 +383,7 @@ def candidates(store, judge_version: str, *, split_seed: int = 0,
                               f"ledger (versions with judgments: {known})")
         rows = conn.execute(
             sa.select(j.c.run_id, j.c.answers, j.c.attempt_confidence, j.c.success_confidence,
-                      *strata).join(r, r.c.run_id == j.c.run_id)
+                      j.c.success, *strata).join(r, r.c.run_id == j.c.run_id)
             .where(j.c.judge_version == judge_version, ~has_label, ~held_out_eval)
             .order_by(j.c.run_id)).all()
         done = conn.execute(sa.select(*strata).where(has_label)).all()
@@ -385,7 +400,7 @@ def candidates(store, judge_version: str, *, split_seed: int = 0,
             tuple(float(a["p_attempt"]) for a in answers),
             tuple(float(a["p_success"]) for a in answers),
             tuple(a.get("failure_class") for a in answers),
-            float(row.attempt_confidence), float(row.success_confidence)))
+            float(row.attempt_confidence), float(row.success_confidence), bool(row.success)))
     labelled = Counter()
     for row in done:
         labelled.update([("task", row.task or "tier-B"), ("policy", _policy(row)),

@@ -391,13 +391,20 @@ def format_diff(a: str, b: str, d: dict) -> str:
 def _cmd_calibrate(args: argparse.Namespace) -> int:
     from judge.ensemble.version import load_judge_version
     from judge.learn.calibrate import calibrate_version, version_path, write_version
+    from judge.ledgers.seen import check_unrecorded, label_rows, record_training
     from judge.ledgers.store import Ledger
 
     target = version_path(args.out, args.config)  # refused before any work if it exists
     with Ledger.open(args.db) as ledger:
+        check_unrecorded(ledger, args.out)
         new, report = calibrate_version(ledger, load_judge_version(args.judge), args.out,
                                         holdout=args.holdout)
-    report["written"] = str(write_version(new, target))
+        report["written"] = str(write_version(new, target))
+        # what it saw: every labelled run of the version, its maps' data (judge.ledgers.seen)
+        labels = ledger.current_labels()
+        record_training(ledger, args.out, args.judge, "ledger", label_rows(ledger, [
+            (rid, labels[rid].label, "calibration")
+            for rid in sorted(ledger.judged_run_ids(args.judge) & set(labels))], False))
     _emit(report, args.json, format_calibration)
     return 0
 
@@ -571,7 +578,7 @@ def _cmd_review_next(args: argparse.Namespace) -> int:
 def _format_round(o: dict[str, Any]) -> str:
     r, picks = o["round"], o["picks"]
     pis = [p["pi"] for p in picks]
-    spread = f"; pi {min(pis):.3f}-{max(pis):.3f}" if pis else ""
+    spread = f"; their pi {min(pis):.3f}-{max(pis):.3f}" if pis else ""
     head = (f"sampling round {r['round_id']} of {o['judge_version']} ({r['strategy']}, seed "
             f"{r['seed']}{'' if r['new'] else ', already recorded'}): {r['drawn']} run(s) "
             f"drawn of {r['candidates']} candidate(s), {r['budget']:g} expected{spread}; "

@@ -172,7 +172,7 @@ def test_review_next_sample_and_labels_import_picks_through_the_cli(db, tmp_path
     assert main([*base, "--strategy", "sample", "--n", "4", "--seed", "0"]) == 0
     text = capsys.readouterr().out.splitlines()
     assert text[0] == (f"sampling round 1 of tiny (sample, seed 0, already recorded): "
-                       f"{len(picks)} run(s) drawn of 5 candidate(s), 4 expected; pi "
+                       f"{len(picks)} run(s) drawn of 5 candidate(s), 4 expected; their pi "
                        f"{min(p['pi'] for p in picks):.3f}-1.000; label every one of them (a "
                        "drawn run left unlabelled biases the rate)")
     assert text[1] == "   1  s1  1.0000  drawn with pi 1.000 (P(success) 0.50; round 1)"

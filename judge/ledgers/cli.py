@@ -91,10 +91,7 @@ def _cmd_export_evaluation_run(args: argparse.Namespace) -> int:
 
     with Ledger.open(args.db) as ledger:
         s = export_evaluation_run(ledger, args.judge, args.out)
-    out = asdict(s)
-    if s.round_id is None:  # the three fields of --random-sample
-        del out["round_id"], out["frame"], out["pi"]
-    _print(out, args.json,
+    _print(asdict(s), args.json,
            f"{s.path}: {s.rows} row(s) of {s.judge_version} "
            f"({s.operator_rows} with an operator label)")
     return 0

@@ -203,3 +203,19 @@ def test_frame_rows_are_what_a_round_is_keyed_by():
     a = [FrameRow("r1", 0.5, 0.5, True), FrameRow("r2", 0.5, 0.5, False)]
     assert round_key(V, "sample", 1.0, 0.1, 0, a) == round_key(V, "sample", 1.0, 0.1, 0, a[::-1])
     assert round_key(V, "sample", 1.0, 0.1, 0, a) != round_key(V, "sample", 1.0, 0.1, 1, a)
+
+
+def test_labels_import_random_sample_through_the_cli(db, tmp_path, capsys):
+    with Ledger.open(db.url, schema=db.schema) as led:
+        five(led)
+    f = tmp_path / "drawn.csv"
+    f.write_text("run_id,attempt,success,failure_class,labeled_by,labeled_at\n"
+                 "s2,true,true,,op-kim,2026-09-16T12:05:00Z\n")
+    assert main(["labels", "import", str(f), "--random-sample", "--db", db.cli_url]) == 0
+    assert capsys.readouterr().out == (
+        f"{f}: 1 label(s) for 1 run(s): 1 imported, 0 already present; recorded as a random "
+        "sample of 5 run(s) (sampling round 1, pi 0.2000 each)\n")
+    assert main(["labels", "import", str(f), "--random-sample", "--db", db.cli_url,
+                 "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert (out["imported"], out["round_id"], out["frame"], out["pi"]) == (0, 1, 5, 0.2)

@@ -23,6 +23,8 @@ from rcjudge.errors import RcjudgeError, one_line
 TINY_PROFILES = ("plumbing", "vision", "vision-224")
 #: ``judge.learn.select.STRATEGIES``, spelt out for the same reason (tests/unit/test_imports.py).
 REVIEW_STRATEGIES = ("committee", "uncertainty", "random", "coverage")
+#: ``judge.ledgers.rounds.SAMPLING_STRATEGIES``, likewise: the queue's sampling rounds.
+SAMPLING_STRATEGIES = ("sample", "sample-uniform")
 
 
 def _emit(obj: Any, as_json: bool, text: Callable[[Any], str]) -> None:
@@ -430,13 +432,20 @@ def format_diff(a: str, b: str, d: dict) -> str:
 def _cmd_calibrate(args: argparse.Namespace) -> int:
     from judge.ensemble.version import load_judge_version
     from judge.learn.calibrate import calibrate_version, version_path, write_version
+    from judge.ledgers.seen import check_unrecorded, label_rows, record_training
     from judge.ledgers.store import Ledger
 
     target = version_path(args.out, args.config)  # refused before any work if it exists
     with Ledger.open(args.db) as ledger:
+        check_unrecorded(ledger, args.out)
         new, report = calibrate_version(ledger, load_judge_version(args.judge), args.out,
                                         holdout=args.holdout)
-    report["written"] = str(write_version(new, target))
+        report["written"] = str(write_version(new, target))
+        # what it saw: every labelled run of the version, its maps' data (judge.ledgers.seen)
+        labels = ledger.current_labels()
+        record_training(ledger, args.out, args.judge, "ledger", label_rows(ledger, [
+            (rid, labels[rid].label, "calibration")
+            for rid in sorted(ledger.judged_run_ids(args.judge) & set(labels))], False))
     _emit(report, args.json, format_calibration)
     return 0
 
@@ -570,19 +579,53 @@ def _cmd_eval(args: argparse.Namespace) -> int:
 def _cmd_review_next(args: argparse.Namespace) -> int:
     from dataclasses import asdict
 
-    from judge.learn.select import next_runs
+    from judge.learn.select import (
+        SelectError,
+        known_test_runs,
+        next_runs,
+        pick_json,
+        read_test_runs,
+    )
     from judge.ledgers.store import Ledger
 
+    named = read_test_runs(args.test_runs) if args.test_runs else {}  # before the ledger opens
+    if args.floor is not None and args.strategy != "sample":
+        raise SelectError(f"--floor: only with --strategy sample, not {args.strategy}")
     with Ledger.open(args.db) as ledger:
+        test_runs = known_test_runs(ledger, named, args.test_runs) if named else frozenset()
+        split = {"split_seed": args.split_seed, "test_fraction": args.test_fraction,
+                 "test_runs": test_runs}
+        if args.strategy in SAMPLING_STRATEGIES:
+            from judge.learn.draw import DEFAULT_FLOOR, sampling_round
+
+            round_, picks = sampling_round(
+                ledger, args.judge, n=args.n, strategy=args.strategy, seed=args.seed,
+                floor=DEFAULT_FLOOR if args.floor is None else args.floor, **split)
+            out = {"judge_version": args.judge, "strategy": args.strategy,
+                   "round": asdict(round_), "picks": [pick_json(p) for p in picks]}
+            _emit(out, args.json, _format_round)
+            return 0
         picks = next_runs(ledger, args.judge, n=args.n, strategy=args.strategy, seed=args.seed,
-                          split_seed=args.split_seed, test_fraction=args.test_fraction)
+                          **split)
     out = {"judge_version": args.judge, "strategy": args.strategy,
-           "picks": [asdict(p) for p in picks]}
+           "picks": [pick_json(p) for p in picks]}
     _emit(out, args.json, lambda o: "\n".join(
         [f"{len(picks)} run(s) of {args.judge} to label next ({args.strategy}):"
          if picks else f"no unlabelled run of {args.judge} outside the test part"]
         + [f"{p.rank:>4}  {p.run_id}  {p.score:.4f}  {p.reason}" for p in picks]))
     return 0
+
+
+def _format_round(o: dict[str, Any]) -> str:
+    r, picks = o["round"], o["picks"]
+    pis = [p["pi"] for p in picks]
+    spread = f"; their pi {min(pis):.3f}-{max(pis):.3f}" if pis else ""
+    head = (f"sampling round {r['round_id']} of {o['judge_version']} ({r['strategy']}, seed "
+            f"{r['seed']}{'' if r['new'] else ', already recorded'}): {r['drawn']} run(s) "
+            f"drawn of {r['candidates']} candidate(s), {r['budget']:g} expected{spread}; "
+            "label every one of them (a drawn run left unlabelled biases the rate)")
+    return "\n".join([head] + [f"{p['rank']:>4}  {p['run_id']}  {p['score']:.4f}  {p['reason']}"
+                               for p in picks])
 
 
 def _format_review_stats(s: dict[str, Any]) -> str:
@@ -911,18 +954,27 @@ def register(sub: argparse._SubParsersAction) -> None:
                           "with the reason it was picked")
     p.add_argument("--judge", required=True, metavar="VERSION",
                    help="the judge version whose judgments rank the runs")
-    p.add_argument("--n", type=int, default=20, help="how many runs (default 20)")
+    p.add_argument("--n", type=int, default=20, help="how many runs (default 20; for a "
+                   "sampling round, how many it draws on average)")
     p.add_argument("--strategy", default="committee",
-                   choices=REVIEW_STRATEGIES,
+                   choices=REVIEW_STRATEGIES + SAMPLING_STRATEGIES,
                    help="committee: the three models disagree (default); uncertainty: low "
                    "reported confidence; random: seeded; coverage: tasks, policies, bodies "
-                   "with few labels first")
-    p.add_argument("--seed", type=int, default=0, help="seed of --strategy random")
+                   "with few labels first; sample: a sampling round for rates, each run drawn "
+                   "with probability from the judge's uncertainty (recorded in the ledger); "
+                   "sample-uniform: the same, every run alike")
+    p.add_argument("--seed", type=int, default=0, help="seed of --strategy random, sample, "
+                   "sample-uniform")
+    p.add_argument("--floor", type=float, metavar="F", help="--strategy sample: the share "
+                   "of --n spread evenly, so no run is impossible (default 0.1; 1: uniform)")
     p.add_argument("--split-seed", type=int, default=0, metavar="S",
                    help="the --split-seed `rcjudge train` will use: runs of its test part are "
                    "never picked (default 0, train's default)")
     p.add_argument("--test-fraction", type=float, default=0.2, metavar="F",
                    help="the --test-fraction `rcjudge train` will use (default 0.2)")
+    p.add_argument("--test-runs", metavar="FILE", help="runs the lab holds as its own test "
+                   "set, never offered: one run id a line, or a .csv/.jsonl with a run_id "
+                   "column")
     p.add_argument("--db", metavar="URL", help=DB_HELP)
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=_cmd_review_next)

@@ -117,6 +117,15 @@ def confidence(answer: bool, p_yes: float) -> float:
     return max(0.5, p_yes if answer else 1.0 - p_yes)
 
 
+def p_yes(answer: bool, conf: float) -> float:
+    """The ensemble's P(yes) read back from a stored answer and its :func:`confidence`:
+    ``conf`` for a yes, ``1 − conf`` for a no. Exact (to the ledger's 6 decimals) wherever
+    the hard vote and P(yes) fall on the same side of 1/2; where they do not (two models
+    just above the threshold, one far below), the confidence reads 1/2 and so does this.
+    Rounded to 12 decimals, so a stored 0.9 for a no reads 0.1."""
+    return conf if answer else round(1.0 - conf, 12)
+
+
 def vote(votes: Sequence[ModelVote], rule: Vote | None = None,
          taxonomy: Taxonomy | None = None) -> VoteResult:
     """Combine three models' calibrated answers; with ``taxonomy``, an exempt class without

@@ -30,6 +30,7 @@ from judge.ensemble.taxonomy import load_taxonomy
 from judge.ensemble.version import Calibration, JudgeVersion, Training
 from judge.learn.calibrate import confidence_report, fit_version, version_path, write_version
 from judge.learn.train import (
+    PARTS,
     TrainConfig,
     TrainError,
     answer_specs,
@@ -40,6 +41,7 @@ from judge.learn.train import (
     split_runs,
     training_specs,
 )
+from judge.ledgers.seen import check_unrecorded, label_rows, record_training
 from judge.ledgers.store import Ledger
 from rcjudge.home import models_dir
 
@@ -143,6 +145,7 @@ def average_versions(ledger: Ledger, versions: Sequence[JudgeVersion], new_name:
     if weights_root.exists():
         raise TrainError(f"{weights_root}: already exists; a version's folder is never "
                          "overwritten")
+    check_unrecorded(ledger, new_name)
     t0 = time.perf_counter()
     cfg = TrainConfig(seed=split_seed(record),
                       hold_out_tasks=tuple(record.held_out.get("tasks", [])),
@@ -183,6 +186,10 @@ def average_versions(ledger: Ledger, versions: Sequence[JudgeVersion], new_name:
                        f"trained from {record.parent} on one split)",
         "training": new_record})
     path = write_version(new, target)
+    # what it saw: its members' parts (their weights) and its own calibration on them
+    record_training(ledger, new_name, record.parent, labels_file or "ledger", label_rows(
+        ledger, [(run.run_id, label, part) for part in PARTS[:3] for run, label, _ in parts[part]],
+        from_file=labels_file is not None))
     report = {"members": [v.name for v in versions], "to": new_name, "config": str(path),
               "parent": record.parent, "split": record.split,
               "calibration_runs": len(examples["calibration"]),

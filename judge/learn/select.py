@@ -7,7 +7,7 @@ import``) and ``rcjudge train`` learns from them.
 Interface::
 
     next_runs(store, judge_version, *, n=20, strategy="committee", seed=0,
-              split_seed=0, test_fraction=0.2) -> list[Pick]
+              split_seed=0, test_fraction=0.2, test_runs=()) -> list[Pick]
 
 ``store`` is a :class:`judge.ledgers.store.Ledger`. Each :class:`Pick` has the ledger's
 ``run_id``, its ``rank`` (1 = label first), its ``score`` under the strategy, the
@@ -16,7 +16,8 @@ judged that have no operator label (a label answers every question of a run at o
 that ``rcjudge train --split-seed S --test-fraction F`` would not put in its test part
 (the same seed-group hash, :func:`judge.learn.train.assign_part`), nor a dataset's split
 (``rcjudge split``) holds out (its bundle is a sequence whose current outcome label is
-``held_out_eval``): picking test runs by what the judge finds hard would bias the test
+``held_out_eval``), nor one the lab names as its own test set (``test_runs``,
+:func:`read_test_runs`): picking test runs by what the judge finds hard would bias the test
 part ``rcjudge eval`` scores on. Only the store's owner's runs and labels are read (an
 API key's queue is its own runs': no other owner's run moves a pick's rank or score), and
 only the splits of datasets that owner may edit. Read
@@ -46,11 +47,14 @@ Ties (equal scores, to 12 decimals) go to the run id that sorts first.
 
 from __future__ import annotations
 
+import csv
 import hashlib
+import io
+import json
 import math
 from collections import Counter
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Collection, Sequence
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import sqlalchemy as sa
@@ -76,8 +80,19 @@ class Pick:
     run_id: str  # the ledger's run id
     rank: int  # 1 = label first
     score: float
-    strategy: str  # one of STRATEGIES
+    strategy: str  # one of STRATEGIES, or a sampling round's (judge.learn.draw)
     reason: str  # one human line
+    round_id: int | None = None  # the sampling round that drew it (sampling strategies)
+    pi: float | None = None  # its inclusion probability there
+
+
+def pick_json(pick: Pick) -> dict:
+    """A pick as ``rcjudge review next --json`` prints it (a round's two fields only on the
+    picks of a sampling round)."""
+    out = asdict(pick)
+    if pick.round_id is None:
+        del out["round_id"], out["pi"]
+    return out
 
 
 @dataclass(frozen=True)
@@ -93,6 +108,7 @@ class Candidate:
     classes: tuple[str | None, ...]  # each model's failure class (None: none named)
     attempt_confidence: float
     success_confidence: float
+    success: bool | None = None  # the voted success (None: not read)
 
 
 def read_picks(path: str | Path, option: str = "--picks") -> tuple[str | None, list[dict]]:
@@ -145,18 +161,84 @@ def picked_reviews(path: str | Path, option: str = "--picks") -> dict[str, Revie
         try:
             out[p["run_id"]] = Review(judge_version=version, strategy=p.get("strategy"),
                                       rank=p.get("rank"), score=p.get("score"),
-                                      reason=p.get("reason"))
+                                      reason=p.get("reason"), round_id=p.get("round_id"),
+                                      pi=p.get("pi"))
         except ValidationError as exc:
             err = exc.errors()[0]
-            field = ".".join(str(x) for x in err["loc"])
+            field = ".".join(str(x) for x in err["loc"]) or "round_id"
             raise SelectError(f"{option} {path}: picks[{i}].{field}: {err['msg']}") from None
     return out
 
 
+def read_test_runs(path: str | Path, option: str = "--test-runs") -> dict[str, int]:
+    """run id -> line of each run a lab names as its own test set: a text file with one run
+    id a line (blank lines and ``#`` comments skipped), or a ``.csv`` / ``.jsonl`` file
+    with a ``run_id`` column (a label file, as ``rcjudge eval --labels`` takes, will do).
+
+    Raises:
+        SelectError: the file is missing, not UTF-8, a CSV without ``run_id``, a JSONL line
+            that is not an object with a ``run_id`` (one line naming the file and line).
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise SelectError(f"{option} {path}: file not found")
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise SelectError(f"{option} {path}: not UTF-8 text ({exc.reason} at byte "
+                          f"{exc.start})") from None
+    suffix = path.suffix.lower()
+    out: dict[str, int] = {}
+    if suffix == ".csv":
+        reader = csv.DictReader(io.StringIO(text, newline=""))
+        if "run_id" not in (reader.fieldnames or []):
+            raise SelectError(f"{option} {path}: line 1: expected a run_id column")
+        for row in reader:
+            if rid := (row.get("run_id") or "").strip():
+                out.setdefault(rid, reader.line_num)
+        return out
+    for number, line in enumerate(text.splitlines(), start=1):
+        line = line.strip()
+        if not line or (suffix not in (".jsonl", ".ndjson") and line.startswith("#")):
+            continue
+        if suffix in (".jsonl", ".ndjson"):
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError:
+                obj = None
+            if not isinstance(obj, dict) or not isinstance(obj.get("run_id"), str):
+                raise SelectError(f"{option} {path}: line {number}: expected a JSON object "
+                                  "with a run_id")
+            line = obj["run_id"].strip()
+        out.setdefault(line, number)
+    return out
+
+
+def known_test_runs(store, named: dict[str, int], path: str | Path,
+                    option: str = "--test-runs") -> frozenset[str]:
+    """The runs of :func:`read_test_runs`, each checked to be in the ledger.
+
+    Raises:
+        SelectError: a run the ledger does not hold (naming it and its line, and how many).
+    """
+    ids, known = sorted(named), set()
+    with store.engine.connect() as conn:
+        for i in range(0, len(ids), 500):
+            known.update(conn.execute(sa.select(S.runs.c.run_id)
+                                      .where(S.runs.c.run_id.in_(ids[i:i + 500]))).scalars())
+    if unknown := sorted((named[r], r) for r in ids if r not in known):
+        line, rid = unknown[0]
+        raise SelectError(f"{option} {path}: line {line}: run {rid!r} is not in the ledger "
+                          f"({len(unknown)} of {len(ids)} named run(s) are not)")
+    return frozenset(ids)
+
+
 def review(pick: Pick, judge_version: str, note: str | None = None) -> Review:
     """The ``review_labels`` row of a label made from ``pick`` (``add_reviewed_labels``)."""
+    # the review page's pick (PickIn) serves the ranking strategies only: it has no round
     return Review(judge_version=judge_version, strategy=pick.strategy, rank=pick.rank,
-                  score=pick.score, reason=pick.reason, note=note)
+                  score=pick.score, reason=pick.reason, note=note,
+                  round_id=getattr(pick, "round_id", None), pi=getattr(pick, "pi", None))
 
 
 # --- scores (pure) ---------------------------------------------------------------------
@@ -277,9 +359,10 @@ def _body(row) -> str:
 
 
 def candidates(store, judge_version: str, *, split_seed: int = 0,
-               test_fraction: float = 0.2) -> tuple[list[Candidate], Counter]:
-    """The unlabelled runs of ``judge_version`` outside the test part, by run id, and the
-    labels per stratum (task, policy, body) of the labelled runs.
+               test_fraction: float = 0.2,
+               test_runs: Collection[str] = ()) -> tuple[list[Candidate], Counter]:
+    """The unlabelled runs of ``judge_version`` outside the test part and ``test_runs``, by
+    run id, and the labels per stratum (task, policy, body) of the labelled runs.
 
     Raises:
         SelectError: the version has no judgment in the ledger (naming those that do).
@@ -304,7 +387,7 @@ def candidates(store, judge_version: str, *, split_seed: int = 0,
                               f"ledger (versions with judgments: {known})")
         rows = conn.execute(
             sa.select(j.c.run_id, j.c.answers, j.c.attempt_confidence, j.c.success_confidence,
-                      *strata).join(r, r.c.run_id == j.c.run_id)
+                      j.c.success, *strata).join(r, r.c.run_id == j.c.run_id)
             .where(j.c.judge_version == judge_version, r.c.owner == store.owner, ~has_label,
                    ~held_out_eval)
             .order_by(j.c.run_id)).all()
@@ -313,7 +396,7 @@ def candidates(store, judge_version: str, *, split_seed: int = 0,
     cfg = TrainConfig(test_fraction=test_fraction)
     out = []
     for row in rows:
-        if row.task is None:  # blind, tier B: its seed group cannot be known
+        if row.task is None or row.run_id in test_runs:  # blind tier B: no seed group known
             continue
         if assign_part(seed_group(row.task, row.seed, row.run_id), split_seed, cfg) == "test":
             continue
@@ -323,7 +406,7 @@ def candidates(store, judge_version: str, *, split_seed: int = 0,
             tuple(float(a["p_attempt"]) for a in answers),
             tuple(float(a["p_success"]) for a in answers),
             tuple(a.get("failure_class") for a in answers),
-            float(row.attempt_confidence), float(row.success_confidence)))
+            float(row.attempt_confidence), float(row.success_confidence), bool(row.success)))
     labelled = Counter()
     for row in done:
         labelled.update([("task", row.task or "tier-B"), ("policy", _policy(row)),
@@ -341,11 +424,13 @@ def _edits(store, dataset_id) -> sa.ColumnElement:
 
 
 def next_runs(store, judge_version: str, *, n: int = 20, strategy: str = "committee",
-              seed: int = 0, split_seed: int = 0, test_fraction: float = 0.2) -> list[Pick]:
+              seed: int = 0, split_seed: int = 0, test_fraction: float = 0.2,
+              test_runs: Collection[str] = ()) -> list[Pick]:
     """The ``n`` runs to label next, best first (see the module docstring).
 
     ``seed`` seeds the ``random`` strategy; ``split_seed`` and ``test_fraction`` are those
-    ``rcjudge train`` will split with (its defaults here), so no test run is ever picked.
+    ``rcjudge train`` will split with (its defaults here), so no test run is ever picked;
+    ``test_runs`` are the runs the lab holds as its own test set, never picked either.
 
     Raises:
         SelectError: unknown strategy or version, ``n`` < 1, a test fraction outside [0, 1).
@@ -357,5 +442,5 @@ def next_runs(store, judge_version: str, *, n: int = 20, strategy: str = "commit
     if not 0.0 <= test_fraction < 1.0:
         raise SelectError(f"--test-fraction {test_fraction}: expected a share in [0, 1)")
     cands, labelled = candidates(store, judge_version, split_seed=split_seed,
-                                 test_fraction=test_fraction)
+                                 test_fraction=test_fraction, test_runs=test_runs)
     return rank(cands, strategy, n, seed=seed, labelled=labelled)

@@ -34,7 +34,9 @@ Writes the weights under ``{models_dir}/<NEW>/<model>`` (never committed), the l
 every run used (``used_runs.json``), and ``$RCJUDGE_HOME/judges/<NEW>.yaml`` (or
 ``--config``) with its ``training`` record: parent, data hash and size, split, held-out
 sets, seed, the other options (epochs, lr, dropout, jitter, ...), validation metrics,
-fingerprint.
+fingerprint. The ledger records what the version saw (``judge.ledgers.seen``: each run of
+the train, validation and calibration parts with its label's id), so its rates are never
+rectified with those labels.
 """
 
 from __future__ import annotations
@@ -81,6 +83,7 @@ from judge.learn.step import (
 )
 from judge.ledgers.labels import read_labels
 from judge.ledgers.records import Label
+from judge.ledgers.seen import check_unrecorded, label_rows, record_training
 from judge.ledgers.store import Ledger
 from models.base import ScoreRequest
 from rcjudge.home import models_dir
@@ -507,6 +510,7 @@ def train_version(ledger: Ledger, parent: JudgeVersion, new_name: str,
     if weights_root.exists():
         raise TrainError(f"{weights_root}: already exists; a trained version's weights are "
                          "never overwritten")
+    check_unrecorded(ledger, new_name)  # a name the ledger records a training of: refused
     if any(m.members for m in parent.models):
         of = f" ({', '.join(parent.training.members)})" if parent.training else ""
         raise TrainError(f"--from {parent.name}: its models average several checkpoints{of}; "
@@ -593,12 +597,16 @@ def train_version(ledger: Ledger, parent: JudgeVersion, new_name: str,
                        f"(rcjudge train, seed {cfg.seed})",
         "training": record})
     path = write_version(new, target)
+    seen = record_training(ledger, new_name, parent.name, labels_file or "ledger", label_rows(
+        ledger, [(e.run_id, e.label, part) for part in PARTS[:3] for e in examples[part]],
+        from_file=labels_file is not None))
     report = {"from": parent.name, "to": new_name, "config": str(path),
               "weights": str(weights_root), "split": record.split, "labelled": labelled,
               "questions": {p: len(q) for p, q in qs.items()},
               "skipped": skipped, "models": model_reports, "validation": val_metrics,
               "memory_plan": memory_plan,
               "fingerprint": record.fingerprint, "data_sha256": record.data_sha256,
+              "seen_recorded": seen,
               "seconds": {"prepare": round(prepare_s, 1), "train": round(train_s, 1),
                           "total": round(time.perf_counter() - t0, 1)}}
     return path, report

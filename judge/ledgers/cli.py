@@ -55,23 +55,33 @@ def _cmd_labels_import(args: argparse.Namespace) -> int:
     from judge.ledgers.store import Ledger
 
     reviews = None
+    if args.random_sample and args.picks:
+        from judge.ledgers.errors import LedgerError
+
+        raise LedgerError("--random-sample: not with --picks (a queue file's picks carry their "
+                          "own draw)")
     if args.picks:
         from judge.learn.select import picked_reviews
 
         reviews = picked_reviews(args.picks)  # a bad queue file: refused before the ledger opens
     with Ledger.open(args.db) as ledger:
         try:
-            s = import_labels(ledger, args.file, reviews)
+            s = import_labels(ledger, args.file, reviews, random_sample=args.random_sample)
         except LabelImportError as exc:
             if not args.json:
                 raise
             _print({"file": exc.source, "imported": 0,
                     "errors": [asdict(e) for e in exc.errors]}, True, "")
             return 2
-    _print(asdict(s), args.json,
+    out = asdict(s)
+    if s.round_id is None:  # the three fields of --random-sample
+        del out["round_id"], out["frame"], out["pi"]
+    _print(out, args.json,
            f"{s.file}: {s.rows} label(s) for {s.runs} run(s): {s.imported} imported, "
            f"{s.already_present} already present"
-           + (f"; {s.from_queue} picked by the queue of {args.picks}" if args.picks else ""))
+           + (f"; {s.from_queue} picked by the queue of {args.picks}" if args.picks else "")
+           + (f"; recorded as a random sample of {s.frame} run(s) (sampling round "
+              f"{s.round_id}, pi {s.pi:.4f} each)" if s.round_id is not None else ""))
     return 0
 
 
@@ -111,6 +121,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--picks", metavar="FILE", help="the queue file these runs were labelled "
                    "from (`rcjudge review next --json`): each picked run's label is stored "
                    "with the pick (strategy, rank, score, reason), as the review page stores it")
+    p.add_argument("--random-sample", action="store_true", help="assert the file's runs are "
+                   "a uniform random sample of the runs that had no label: recorded as a "
+                   "sampling round (pi = runs / those runs), so rates may be rectified with "
+                   "them (docs/review.md)")
     p.add_argument("--db", metavar="URL", help=DB_HELP)
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=_cmd_labels_import)

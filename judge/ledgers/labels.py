@@ -33,7 +33,8 @@ from judge.ensemble.taxonomy import Taxonomy, load_taxonomy
 from judge.ledgers import schema as S
 from judge.ledgers.errors import LabelImportError, LedgerError, RowError
 from judge.ledgers.records import Label, utc
-from judge.ledgers.review import Review, add_reviewed_labels
+from judge.ledgers.review import Review, add_reviewed_labels, write_reviewed_labels
+from judge.ledgers.rounds import asserted_round
 from judge.ledgers.store import Ledger
 from rcjudge import strict_json
 
@@ -54,6 +55,9 @@ class ImportSummary:
     already_present: int
     runs: int
     from_queue: int = 0  # rows whose run a queue file (--picks) picked
+    round_id: int | None = None  # --random-sample: the asserted round recorded
+    frame: int | None = None  # its runs (the file's runs and every unlabelled one)
+    pi: float | None = None  # each run's inclusion probability, runs / frame
 
 
 def _text_lines(path: Path) -> tuple[list[str], list[RowError]]:
@@ -287,16 +291,23 @@ def _known_runs(ledger: Ledger, run_ids: set[str]) -> set[str]:
 
 
 def import_labels(ledger: Ledger, path: str | Path,
-                  reviews: Mapping[str, Review] | None = None) -> ImportSummary:
+                  reviews: Mapping[str, Review] | None = None,
+                  random_sample: bool = False) -> ImportSummary:
     """Check every row of a label file, then import all of them in one transaction.
 
     ``reviews`` (run id -> the queue's pick, ``judge.learn.select.picked_reviews``): a row
     whose run the queue picked is stored with its ``review_labels`` row, as a label made on
     the page is; the others read ``unqueued`` in ``review stats``.
 
+    ``random_sample``: the lab asserts the file's runs are a uniform random sample of the
+    runs that had no label; recorded, in the same transaction, as an ``asserted`` sampling
+    round (``judge.ledgers.rounds.asserted_round``: π = runs / frame), so a rectified rate
+    may use these labels.
+
     Raises:
         LabelImportError: listing every bad row (line, field, message); nothing imported.
-        LedgerError: the file is missing or has an unknown suffix.
+        LedgerError: the file is missing or has an unknown suffix; ``random_sample`` with
+            ``reviews``, or a run of the file that had a label from elsewhere.
     """
     labels, errors = read_labels(path)
     known = _known_runs(ledger, {lb.run_id for _, lb in labels})
@@ -305,7 +316,17 @@ def import_labels(ledger: Ledger, path: str | Path,
     if errors:
         raise LabelImportError(str(path), sorted(errors, key=lambda e: e.line))
     reviews = reviews or {}
-    if reviews:
+    if random_sample and reviews:
+        raise LedgerError("--random-sample: not with --picks (a queue file's picks carry their "
+                          "own draw)")
+    asserted = None
+    if random_sample:
+        with ledger.transaction() as tx:
+            tx.check_owned([lb.run_id for _, lb in labels], "label")
+            imported = write_reviewed_labels(tx.conn, [(lb, None) for _, lb in labels])
+            asserted = asserted_round(tx.conn, [lb for _, lb in labels], str(path),
+                                      ledger.owner)
+    elif reviews:
         imported = add_reviewed_labels(ledger, [(lb, reviews.get(lb.run_id))
                                                 for _, lb in labels])
     else:
@@ -313,4 +334,7 @@ def import_labels(ledger: Ledger, path: str | Path,
     return ImportSummary(file=str(path), rows=len(labels), imported=imported,
                          already_present=len(labels) - imported,
                          runs=len({lb.run_id for _, lb in labels}),
-                         from_queue=sum(lb.run_id in reviews for _, lb in labels))
+                         from_queue=sum(lb.run_id in reviews for _, lb in labels),
+                         round_id=asserted and asserted.round_id,
+                         frame=asserted and asserted.candidates,
+                         pi=asserted and asserted.drawn / asserted.candidates)

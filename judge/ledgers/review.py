@@ -4,8 +4,10 @@ Beside the operator labels (``judge.ledgers.store``): a label made from the queu
 (``judge.learn.select`` picked its run, a person labelled it on the page) is written with
 a ``review_labels`` row (migration 0009) saying which judge version's queue picked it,
 with which strategy, at what rank and score, why, and the labeller's note, all in one
-transaction. A label from a file (``labels import``) or one API post has no such row:
-its strategy reads ``unqueued``.
+transaction. A label made from a sampling round's pick (``sample``, ``sample-uniform``:
+``judge.learn.draw``) also keeps the round and its inclusion probability π (migration
+0011), checked against the round's recorded draw before anything is written. A label from
+a file (``labels import``) or one API post has no such row: its strategy reads ``unqueued``.
 
 :func:`review_stats` counts every stored label (relabels too) and the runs they cover,
 per strategy, per task and per labeller; per strategy also how many of those labels say
@@ -19,17 +21,22 @@ from collections.abc import Sequence
 from typing import Any, Literal, get_args
 
 import sqlalchemy as sa
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from judge.ledgers import schema as S
 from judge.ledgers.errors import LedgerError
 from judge.ledgers.records import Label
+from judge.ledgers.rounds import SAMPLING_STRATEGIES, check_draw
 from judge.ledgers.store import Ledger, _insert_ignore, _integrity
 
-#: The queue's strategies (``judge.learn.select``), and the strategy of a label from elsewhere.
+#: The queue's ranking strategies (``judge.learn.select``; the review page serves these),
+#: and the strategy of a label from elsewhere.
 Strategy = Literal["committee", "uncertainty", "random", "coverage"]
 STRATEGIES: tuple[str, ...] = get_args(Strategy)
 UNQUEUED = "unqueued"
+#: Every strategy a stored review row may name: the ranking ones and the sampling rounds'.
+StoredStrategy = Literal["committee", "uncertainty", "random", "coverage", "sample",
+                         "sample-uniform"]
 
 
 class Review(BaseModel):
@@ -38,11 +45,26 @@ class Review(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     judge_version: str = Field(min_length=1, description="The version whose queue picked it.")
-    strategy: Strategy = Field(description="The strategy that picked the run.")
+    strategy: StoredStrategy = Field(description="The strategy that picked the run.")
     rank: int = Field(ge=1, description="The run's place in the queue (1 = first).")
     score: float = Field(description="The run's score under the strategy.")
     reason: str = Field(description="The pick's reason line.")
     note: str | None = Field(None, description="The labeller's note, if any.")
+    round_id: int | None = Field(None, ge=1, description="The sampling round that drew the "
+                                 "run (sampling strategies only).")
+    pi: float | None = Field(None, gt=0, le=1, description="Its inclusion probability in "
+                             "that round (sampling strategies only).")
+
+    @model_validator(mode="after")
+    def _round_with_sampling(self) -> Review:
+        sampled = self.strategy in SAMPLING_STRATEGIES
+        if sampled and (self.round_id is None or self.pi is None):
+            raise ValueError(f"strategy {self.strategy!r} draws a sampling round: round_id "
+                             "and pi are required")
+        if not sampled and (self.round_id is not None or self.pi is not None):
+            raise ValueError(f"strategy {self.strategy!r} draws no round: round_id and pi "
+                             "belong to the sampling strategies only")
+        return self
 
 
 def add_reviewed_labels(ledger: Ledger, items: Sequence[tuple[Label, Review | None]]) -> int:
@@ -52,23 +74,32 @@ def add_reviewed_labels(ledger: Ledger, items: Sequence[tuple[Label, Review | No
     Returns how many labels were new.
 
     Raises:
-        LedgerError: a label's run is not recorded, or a row breaks a constraint.
+        LedgerError: a label's run is not recorded, a row breaks a constraint, or a review
+            names a sampling round that did not draw its run with that π (nothing written).
     """
-    new = 0
     with ledger.transaction() as tx:
         tx.check_owned([label.run_id for label, _ in items], "label")
-        stmt = _insert_ignore(tx.conn.dialect.name, "operator_labels")
-        for label, review in items:
-            try:
-                got = tx.conn.execute(stmt, label.model_dump()).first()
-                if got is None:
-                    continue
-                new += 1
-                if review is not None:
-                    tx.conn.execute(sa.insert(S.review_labels).values(
-                        label_id=got[0], **review.model_dump()))
-            except sa.exc.IntegrityError as exc:
-                raise _integrity(exc, f"label of run {label.run_id!r}") from exc
+        return write_reviewed_labels(tx.conn, items)
+
+
+def write_reviewed_labels(conn: sa.Connection,
+                          items: Sequence[tuple[Label, Review | None]]) -> int:
+    """:func:`add_reviewed_labels` inside the caller's transaction."""
+    new = 0
+    stmt = _insert_ignore(conn.dialect.name, "operator_labels")
+    for label, review in items:
+        if review is not None and review.round_id is not None:
+            check_draw(conn, label.run_id, review.judge_version, review.round_id, review.pi)
+        try:
+            got = conn.execute(stmt, label.model_dump()).first()
+            if got is None:
+                continue
+            new += 1
+            if review is not None:
+                conn.execute(sa.insert(S.review_labels).values(
+                    label_id=got[0], **review.model_dump()))
+        except sa.exc.IntegrityError as exc:
+            raise _integrity(exc, f"label of run {label.run_id!r}") from exc
     return new
 
 

@@ -142,7 +142,62 @@ review_labels = sa.Table(
     sa.Column("score", sa.Float, nullable=False),
     sa.Column("reason", sa.Text, nullable=False),
     sa.Column("note", sa.Text, nullable=True),
+    # a label made from a sampling pick (migration 0011): its round and inclusion probability
+    sa.Column("round_id", sa.Integer, sa.ForeignKey("sampling_rounds.round_id"), nullable=True),
+    sa.Column("pi", sa.Float, nullable=True),
     sa.CheckConstraint("rank >= 1", name="rank_pos"),
+    sa.CheckConstraint("pi IS NULL OR (pi > 0 AND pi <= 1)", name="pi_range"),
+)
+
+#: Sampling rounds of the review queue (migration 0011, judge.ledgers.rounds): a version's
+#: Poisson draw over its candidates, or a label file a lab asserted was a random sample.
+sampling_rounds = sa.Table(
+    "sampling_rounds", metadata,
+    sa.Column("round_id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("round_key", sa.String(64), nullable=False, unique=True),
+    sa.Column("judge_version", sa.Text, nullable=True, index=True),  # NULL: asserted
+    sa.Column("strategy", sa.Text, nullable=False),
+    sa.Column("budget", sa.Float, nullable=False),  # the expected draws, the sum of pi
+    sa.Column("floor", sa.Float, nullable=True),
+    sa.Column("seed", sa.Integer, nullable=True),
+    sa.Column("candidates", sa.Integer, nullable=False),
+    sa.Column("drawn", sa.Integer, nullable=False),
+    sa.Column("options", JSON, nullable=False),  # what the frame left out; an assertion's source
+    sa.Column("created_at", UTCDateTime, nullable=False),
+    sa.CheckConstraint("strategy IN ('sample', 'sample-uniform', 'asserted')",
+                       name="strategy_kind"),
+)
+
+#: Every candidate of a round, drawn or not, with its inclusion probability.
+sampling_frames = sa.Table(
+    "sampling_frames", metadata,
+    sa.Column("round_id", sa.Integer, sa.ForeignKey("sampling_rounds.round_id"),
+              primary_key=True, autoincrement=False),
+    sa.Column("run_id", sa.Text, sa.ForeignKey("runs.run_id"), primary_key=True, index=True),
+    sa.Column("pi", sa.Float, nullable=False),
+    sa.Column("p", sa.Float, nullable=True),  # the P(success) pi came from; NULL: asserted
+    sa.Column("drawn", sa.Boolean, nullable=False),
+    sa.CheckConstraint("pi > 0 AND pi <= 1", name="pi_range"),
+)
+
+#: Versions ``rcjudge train`` / ``average`` / ``calibrate`` made (migration 0011,
+#: judge.ledgers.seen), and each labelled run they used, by part.
+trained_versions = sa.Table(
+    "trained_versions", metadata,
+    sa.Column("judge_version", sa.Text, primary_key=True),
+    sa.Column("parent", sa.Text, nullable=False),
+    sa.Column("labels_from", sa.Text, nullable=False),  # "ledger", or the label file
+    sa.Column("recorded_at", UTCDateTime, nullable=False),
+)
+
+training_labels = sa.Table(
+    "training_labels", metadata,
+    sa.Column("judge_version", sa.Text, sa.ForeignKey("trained_versions.judge_version"),
+              primary_key=True),
+    sa.Column("run_id", sa.Text, sa.ForeignKey("runs.run_id"), primary_key=True, index=True),
+    sa.Column("label_id", sa.Integer, nullable=True),  # no FK: an undone label leaves its id
+    sa.Column("part", sa.Text, nullable=False),
+    sa.CheckConstraint("part IN ('train', 'validation', 'calibration')", name="part_kind"),
 )
 
 judge_versions = sa.Table(

@@ -167,6 +167,7 @@ _UPSERT: dict[str, tuple[list[str], str]] = {
     "judgments": (["run_id", "judge_version"], "judgment_id"),
     "operator_labels": (["run_id", "labeled_by", "labeled_at"], "label_id"),
     "judge_versions": (["judge_version"], "judge_version"),
+    "sampling_rounds": (["round_key"], "round_id"),
 }
 
 

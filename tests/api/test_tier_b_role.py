@@ -181,7 +181,7 @@ def test_catalog_audit_finds_nothing_that_reopens_the_columns(schema, api_conn):
 def test_sqlite_path_only_creates_the_table(tmp_path):
     engine = make_engine(f"sqlite:///{tmp_path / 'x.db'}")
     try:
-        assert upgrade(engine) == "0010"
+        assert upgrade(engine) == "0011"
         assert [c["name"] for c in sa.inspect(engine).get_columns("tier_b_tasks")] == [
             "task_key", "tier", "family", *CONTENT]
         assert "public_task_id" in [c["name"] for c in sa.inspect(engine).get_columns("runs")]

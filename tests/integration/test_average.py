@@ -15,6 +15,7 @@ from judge.ensemble.version import load_judge_version
 from judge.learn.average import average_versions
 from judge.learn.calibrate import write_version
 from judge.learn.train import TrainConfig, TrainError, train_version
+from judge.ledgers.seen import Seen, runs_of_bundles, seen_runs
 from judge.ledgers.store import Ledger
 from rcjudge.cli import main
 from rcjudge.home import models_dir
@@ -176,6 +177,10 @@ def test_the_average_is_written_once_and_reported(members, labelled_tiny_ledger,
     report = json.loads(capsys.readouterr().out)
     assert report["members"] == ["avg-a", "avg-b"] and report["config"] == str(config)
     assert report["used_runs"] == load_judge_version(a).training.runs
+    used = json.loads((models_dir() / "avg-ab2" / "used_runs.json").read_text())
+    with Ledger.open(labelled_tiny_ledger) as ledger:  # what it saw, in the ledger (issue 37)
+        assert seen_runs(ledger, "avg-ab2") == Seen("avg-ab2", runs_of_bundles(ledger, used),
+                                                    ("avg-ab2",), True)
     written = config.read_text()
     assert main(args) == 2
     assert capsys.readouterr().err.strip() == (

@@ -13,6 +13,7 @@ from judge.ensemble.judgment import Cost, Judgment, ModelAnswer, StageTimings
 from judge.ensemble.version import load_judge_version
 from judge.learn.calibrate import CalibrationError, calibrate_version, fit_platt
 from judge.ledgers.records import Label, Run
+from judge.ledgers.seen import Seen, seen_runs
 from judge.ledgers.store import Ledger
 from rcjudge.cli import main
 
@@ -124,6 +125,10 @@ def test_cli_writes_a_loadable_version_and_refuses_overwrite(tmp_path, capsys):
         report["calibration"]["models"]["gemma3-tiny"]["success"]["scale"])
     assert loaded.vote.calibration.success.scale == pytest.approx(
         report["calibration"]["ensemble"]["success"]["scale"])
+    with Ledger.open(url) as ledger:  # its maps saw every labelled run (issue 37 item 2)
+        labelled = frozenset(ledger.current_labels())
+        assert len(labelled) == report["fitted_on"]
+        assert seen_runs(ledger, "tiny-cal") == Seen("tiny-cal", labelled, ("tiny-cal",), True)
     assert main(args) == 2
     assert "already exists; judge versions are never overwritten" in capsys.readouterr().err
 

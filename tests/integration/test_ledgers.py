@@ -126,7 +126,7 @@ def label(run_id: str, attempt: bool, success: bool, failure_class: str | None,
 def test_migrations_create_exactly_the_schema_and_both_views(ledger: Ledger):
     with ledger.engine.connect() as conn:
         assert compare_metadata(MigrationContext.configure(conn), metadata) == []
-        assert MigrationContext.configure(conn).get_current_revision() == "0010"
+        assert MigrationContext.configure(conn).get_current_revision() == "0011"
         for view in ("current_operator_labels", "calibration_set"):
             assert conn.execute(sa.text(f"SELECT count(*) FROM {view}")).scalar_one() == 0
 
@@ -136,8 +136,8 @@ def test_open_migrates_step_by_step_and_is_a_noop_at_head(db: DB):
     try:
         assert upgrade(engine, "0001") == "0001"
         assert set(sa.inspect(engine).get_view_names()) == set()
-        assert upgrade(engine) == "0010"
-        assert upgrade(engine) == "0010"
+        assert upgrade(engine) == "0011"
+        assert upgrade(engine) == "0011"
         assert set(sa.inspect(engine).get_view_names()) == {"current_operator_labels",
                                                              "calibration_set"}
     finally:
@@ -161,7 +161,7 @@ def test_0004_moves_dof_and_mount_height_into_columns_and_keeps_every_row(db: DB
             conn.execute(sa.text("INSERT INTO operator_labels (run_id, attempt, success, "
                                  "labeled_by, labeled_at) VALUES ('r1', :t, :f, 'op', :at)"),
                          {"t": True, "f": False, "at": T0})
-        assert upgrade(engine) == "0010"
+        assert upgrade(engine) == "0011"
         with engine.connect() as conn:
             row = conn.execute(sa.text("SELECT body_dof, body_mount_h_mm, attribution_extra "
                                        "FROM runs")).one()
@@ -280,7 +280,7 @@ def test_workers_opening_a_fresh_ledger_at_once_migrate_it_once(db: DB, tmp_path
     assert [p.returncode for p in procs] == [0, 0, 0], errors
     with Ledger.open(db.url, schema=db.schema) as led, led.engine.connect() as conn:
         assert conn.execute(sa.text("SELECT version_num FROM alembic_version")).all() == [
-            ("0010",)]
+            ("0011",)]
 
 
 def test_bad_urls_and_unknown_revisions_are_one_line_errors(db: DB, tmp_path: Path):

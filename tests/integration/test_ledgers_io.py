@@ -540,7 +540,7 @@ def test_export_and_db_commands(db, ledger, tmp_path, capsys):
                  "--db", db.cli_url]) == 2
     assert capsys.readouterr().err.startswith("rcjudge: error: --judge 'nope': no judgments")
     assert main(["db", "upgrade", "--db", db.cli_url, "--json"]) == 0
-    assert json.loads(capsys.readouterr().out)["revision"] == "0010"
+    assert json.loads(capsys.readouterr().out)["revision"] == "0011"
 
 
 def test_db_upgrade_creates_the_default_sqlite_file(monkeypatch, tmp_path, capsys):
@@ -550,6 +550,6 @@ def test_db_upgrade_creates_the_default_sqlite_file(monkeypatch, tmp_path, capsy
     db_file = tmp_path / "data" / "rcjudge.db"
     assert capsys.readouterr().out == f"sqlite:///{db_file}: at revision 0001\n"
     assert main(["db", "upgrade"]) == 0
-    assert capsys.readouterr().out == f"sqlite:///{db_file}: at revision 0010\n"
+    assert capsys.readouterr().out == f"sqlite:///{db_file}: at revision 0011\n"
     with Ledger.open() as led:
         assert led.counts() == {"runs": 0, "judgments": 0, "operator_labels": 0}

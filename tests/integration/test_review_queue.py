@@ -206,3 +206,37 @@ def test_a_blind_ledger_never_offers_a_tier_b_run(ledger):
     assert [p.run_id for p in next_runs(ledger, V, test_fraction=0.0)] == ["a1", "b1"]
     blind = Ledger(ledger.engine, blind=True)
     assert [p.run_id for p in next_runs(blind, V, test_fraction=0.0)] == ["a1"]
+
+
+def test_the_labs_own_test_runs_are_never_offered(db, tmp_path, capsys):
+    """A lab holding its own test set passes `--test-fraction 0` (train's part is then empty)
+    and names its test runs: none of them is offered, by any strategy."""
+    url = db.cli_url
+    with Ledger.open(db.url, schema=db.schema) as led:
+        for rid in ("t1", "t2", "t3", "t4"):
+            record(led, rid, (0.9, 0.1, 0.5))
+    (tmp_path / "test-runs.txt").write_text("# the lab's test set\nt1\n\nt3\n")
+    for strategy in ("committee", "random"):
+        assert main(["review", "next", "--judge", V, "--test-fraction", "0", "--strategy",
+                     strategy, "--test-runs", str(tmp_path / "test-runs.txt"), "--db", url,
+                     "--json"]) == 0
+        out = json.loads(capsys.readouterr().out)
+        assert sorted(p["run_id"] for p in out["picks"]) == ["t2", "t4"]
+    (tmp_path / "test.csv").write_text("run_id,attempt,success,failure_class,labeled_by,"
+                                       "labeled_at\nt4,true,true,,lab,2026-09-16T12:00:00Z\n")
+    assert main(["review", "next", "--judge", V, "--test-fraction", "0", "--test-runs",
+                 str(tmp_path / "test.csv"), "--db", url, "--json"]) == 0
+    assert [p["run_id"] for p in json.loads(capsys.readouterr().out)["picks"]] == [
+        "t1", "t2", "t3"]
+    (tmp_path / "bad.txt").write_text("t1\nt9\nt8\n")
+    assert main(["review", "next", "--judge", V, "--test-runs", str(tmp_path / "bad.txt"),
+                 "--db", url]) == 2
+    assert capsys.readouterr().err == (
+        f"rcjudge: error: --test-runs {tmp_path / 'bad.txt'}: line 2: run 't9' is not in the "
+        "ledger (2 of 3 named run(s) are not)\n")
+    (tmp_path / "bad.csv").write_text("run,x\nt1,1\n")
+    assert main(["review", "next", "--judge", V, "--test-runs", str(tmp_path / "bad.csv"),
+                 "--db", url]) == 2
+    assert capsys.readouterr().err == (
+        f"rcjudge: error: --test-runs {tmp_path / 'bad.csv'}: line 1: expected a run_id "
+        "column\n")

@@ -7,6 +7,7 @@ from collections import Counter
 
 import numpy as np
 import pytest
+import sqlalchemy as sa
 import torch
 from safetensors.torch import load_file
 
@@ -15,6 +16,8 @@ from judge.ensemble.version import load_judge_version
 from judge.learn import train as train_module
 from judge.learn.calibrate import CalibrationError
 from judge.learn.train import TrainConfig, TrainError, assign_part, train_version
+from judge.ledgers import schema as S
+from judge.ledgers.seen import Seen, seen_runs
 from judge.ledgers.store import Ledger
 from rcjudge.cli import main
 from rcjudge.home import models_dir
@@ -62,6 +65,18 @@ def test_train_writes_a_version_with_its_record_and_never_overwrites(ledger_url,
                        for r in ledger.judged_run_ids("tiny")} - set(used)
         assert len(test_hashes) == t.split["test"]  # the test part is exactly what was not used
         assert t.used_runs == "{models_dir}/tiny-t1/used_runs.json"
+        # the ledger records what it saw, by part, with each label's id (issue 37 item 2)
+        ids = {ledger.get_run(r).bundle_hash: r for r in ledger.judged_run_ids("tiny")}
+        assert seen_runs(ledger, "tiny-t1") == Seen("tiny-t1", frozenset(ids[h] for h in used),
+                                                    ("tiny-t1",), True)
+        labels = ledger.current_labels()
+        with ledger.engine.connect() as conn:
+            rows = conn.execute(sa.select(S.training_labels.c.run_id, S.training_labels.c.label_id,
+                                          S.training_labels.c.part)
+                                .where(S.training_labels.c.judge_version == "tiny-t1")).all()
+        assert Counter(part for _, _, part in rows) == {p: t.split[p] for p in
+                                                         ("train", "validation", "calibration")}
+        assert all(lid == labels[rid].label_id for rid, lid, _ in rows)
         assert [m.path for m in new.models] == [f"{{models_dir}}/tiny-t1/{m.name}"
                                                 for m in new.models]
         assert t.fingerprint == Judge(new, load=False).fingerprint.digest

@@ -65,7 +65,7 @@ def test_labels_import_refuses_a_bad_queue_file_before_writing(make_bundles, tmp
                        "judge_version: expected the version whose queue picked the runs"),
         "bad_strategy": ({"judge_version": "tiny", "picks": [{**pick, "strategy": "vibes"}]},
                          "picks[0].strategy: Input should be 'committee', 'uncertainty', "
-                         "'random' or 'coverage'"),
+                         "'random', 'coverage', 'sample' or 'sample-uniform'"),
         "no_rank": ({"judge_version": "tiny", "picks": [{**pick, "rank": None}]},
                     "picks[0].rank: Input should be a valid integer"),
     }

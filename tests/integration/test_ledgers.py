@@ -210,7 +210,7 @@ def test_0010_gives_each_run_to_the_key_that_judged_it_first(db: DB):
                                           ("key_c", ("cli", "v2"), 3)):
                 conn.execute(sa.text("INSERT INTO api_owned VALUES (:k, :j, :at)"),
                              {"k": key, "j": jid[judgment], "at": T0.replace(minute=minute)})
-        assert upgrade(engine) == "0010"
+        assert upgrade(engine, "0010") == "0010"
         with engine.connect() as conn:
             owners = dict(conn.execute(sa.text("SELECT run_id, owner FROM runs")).all())
         assert owners == {"api-shared": "key_a", "api-one": "key_c", "cli": "local",

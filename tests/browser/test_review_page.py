@@ -19,7 +19,7 @@ import sqlalchemy as sa
 from judge.api.server import running
 from judge.learn.select import next_runs
 from judge.ledgers import schema as S
-from tests.api.test_review_page import VERSION, judged_db, review_app, review_bundles
+from tests.api.test_review_page import VERSION, judged_db, mine, review_app, review_bundles
 from tests.api.test_review_page import review_service as make_service
 from tests.browser.test_verdict_screen import CHROMIUM_ARGS
 
@@ -38,7 +38,7 @@ def test_label_five_runs_by_keyboard_undo_one(judged_db, tmp_path: Path,
     src, key, _ = judged_db
     shutil.copy(src, tmp_path / "review.db")
     service = make_service(f"sqlite:///{tmp_path / 'review.db'}")
-    ledger = service.modes["live"].ledger
+    ledger = mine(service, key)  # the key's own runs: what its page reads
     picks = [p.run_id for p in next_runs(ledger, VERSION, n=20)]
     try:
         with running(review_app(service)) as base, sync_playwright() as pw:

@@ -300,3 +300,18 @@ def test_a_bad_row_is_refused_naming_the_field(kwargs: dict, message: str) -> No
     base = {"run_id": "r1", "cell": ("a",), "p": 0.5, "vote": True, "y": None, "pi": None}
     with pytest.raises(RatesError, match=message):
         RateRow(**{**base, **kwargs})
+
+
+def test_the_benchs_active_draw_probabilities_by_hand() -> None:
+    from bench.rates import inclusion_probabilities
+
+    # s = √(P(1 − P)) = .5, .5, .3, 0; the floor is half of 2/4; with c·.3 above it:
+    # c·.5 + c·.5 + c·.3 + .25 = 2 → c = 1.75/1.3
+    pi = inclusion_probabilities(np.array([0.5, 0.5, 0.1, 0.0]), 2.0)
+    c = 1.75 / 1.3
+    assert pi == pytest.approx([0.5 * c, 0.5 * c, 0.3 * c, 0.25], abs=1e-9)
+    # a judge sure of every run: no P to spread the draw by, so uniform
+    assert inclusion_probabilities(np.array([0.0, 1.0, 1.0, 0.0]), 1.0) == pytest.approx(
+        [0.25] * 4, abs=1e-12)
+    # never above 1: a budget of every run draws every run
+    assert inclusion_probabilities(np.array([0.5, 0.2, 0.9]), 3.0) == pytest.approx([1.0] * 3)

@@ -30,7 +30,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from bench.rates import inclusion_probabilities
+from bench.rates import inclusion_probabilities, judge_p
 from judge.learn.rates import MIN_ACTIVE, MIN_CLT, active_readings, uniform_readings
 
 pytestmark = pytest.mark.slow  # about a minute on 2 shared cores
@@ -42,24 +42,10 @@ UNIFORM = ((20, 0.20), (100, 0.10), (400, 0.05), (400, 0.20), (2000, 0.02), (200
 ACTIVE = ((100, 0.20), (400, 0.15), (400, 0.20), (2000, 0.02), (2000, 0.05))
 
 
-def judge_p(name: str, y: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    if name == "coin":
-        return rng.random(y.shape)
-    if name == "perfect":
-        return y.copy()
-    k = 0.1 if name in ("good", "biased") else 1.0
-    a, b = THETA * k, (1 - THETA) * k
-    p = np.where(y == 1, rng.beta(a + 1, b, y.shape), rng.beta(a, b + 1, y.shape))
-    if name == "biased":
-        missed = (y == 1) & (rng.random(y.shape) < 0.5)
-        p = np.where(missed, rng.beta(a, b + 1, y.shape), p)
-    return p**3 if name == "uncalibrated" else p
-
-
 def simulate(name: str, n_runs: int, fraction: float, design: str, seed: int) -> dict:
     rng = np.random.default_rng(seed)
     y = (rng.random((TRIALS, n_runs)) < THETA).astype(float)  # (T, N)
-    p = judge_p(name, y, rng)
+    p = judge_p(name, y, rng, THETA)
     if design == "uniform":
         n = round(fraction * n_runs)
         got = [uniform_readings(y[:, :n], p[:, :n], p[:, n:], tune=t) for t in (False, True)]

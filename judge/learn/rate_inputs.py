@@ -53,6 +53,7 @@ from dataclasses import dataclass
 import sqlalchemy as sa
 
 from judge.ensemble.vote import p_yes
+from judge.learn.rates import RateRow
 from judge.errors import JudgeError
 from judge.ledgers import schema as S
 from judge.ledgers.review import UNQUEUED
@@ -65,19 +66,6 @@ KEYS = ("policy", "task", "body", "checkpoint")
 
 class RateInputError(JudgeError, ValueError):
     """Rows that cannot be read: an unknown version, outcome or grouping key."""
-
-
-# replaced by judge.learn.rates.RateRow at merge
-@dataclass(frozen=True)
-class RateRow:
-    """One judged run as a rate estimator reads it (module docstring)."""
-
-    run_id: str
-    cell: tuple[str, ...]
-    p: float
-    vote: bool
-    y: bool | None
-    pi: float | None
 
 
 @dataclass(frozen=True)

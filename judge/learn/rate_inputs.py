@@ -53,8 +53,8 @@ from dataclasses import dataclass
 import sqlalchemy as sa
 
 from judge.ensemble.vote import p_yes
-from judge.learn.rates import RateRow
 from judge.errors import JudgeError
+from judge.learn.rates import RateRow
 from judge.ledgers import schema as S
 from judge.ledgers.review import UNQUEUED
 from judge.ledgers.rounds import read_frames

@@ -966,7 +966,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=int, default=0, help="seed of --strategy random, sample, "
                    "sample-uniform")
     p.add_argument("--floor", type=float, metavar="F", help="--strategy sample: the share "
-                   "of --n spread evenly, so no run is impossible (default 0.1; 1: uniform)")
+                   "of --n spread evenly, so no run is impossible (default 0.5; 1: uniform)")
     p.add_argument("--split-seed", type=int, default=0, metavar="S",
                    help="the --split-seed `rcjudge train` will use: runs of its test part are "
                    "never picked (default 0, train's default)")

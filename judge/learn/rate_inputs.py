@@ -17,9 +17,10 @@ One :class:`RateRow` per run ``judge_version`` judged:
   conf`` for a no; 1/2 where the hard vote and P disagree, the only case the stored
   confidence cannot tell — any fixed p keeps the rectified rate unbiased, only its width
   changes); ``vote``: the voted answer;
-* ``pi``: the run's inclusion probability over the sampling rounds usable for this version
-  whose frame holds it, ``1 − Π_r (1 − π_r)`` — None outside every such frame: the
-  rectified rate covers the runs with a ``pi`` only;
+* ``pi``: for a labelled row (``y`` set), the run's inclusion probability over the
+  sampling rounds usable for this version whose frame holds it, ``1 − Π_r (1 − π_r)``;
+  None on every other row (``judge.learn.rates.RateRow``'s rule). The rectified rate covers
+  only the runs inside such a frame (:attr:`RateInputs.covered`);
 * ``y``: the run's current label of the outcome where it may rectify this version: the run
   was drawn by a usable round. Else None.
 
@@ -88,6 +89,10 @@ class RateInputs:
     left_out: tuple[LeftOut, ...]
     rounds: tuple[int, ...]  # the rounds usable for this version
     no_valid_rectification: str | None = None
+    #: The runs the rectified rate covers: those inside a usable round's frame, less the
+    #: drawn ones left unlabelled (a drawn run treated as undrawn would bias it). Read the
+    #: labels-only and rectified readings from these; the judge-only one from ``rows``.
+    covered: tuple[RateRow, ...] = ()
 
 
 def check_by(by: Sequence[str], outcome: str) -> tuple[str, ...]:
@@ -174,7 +179,7 @@ def rate_rows(store, judge_version: str, outcome: str = "success",
     counts: Counter = Counter()
     no_pi: Counter = Counter()
     strategies = _strategies(store)
-    rows = []
+    rows, covered = [], []
     judged_ids = set()
     for row in judged:
         cell = _cell(row, by)
@@ -199,13 +204,17 @@ def rate_rows(store, judge_version: str, outcome: str = "success",
             counts["no_pi"] += 1
             no_pi[strategies.get(stored.label_id, UNQUEUED)] += 1
         counts["outside_frames"] += pi is None
-        rows.append(RateRow(row.run_id, cell, p_yes(bool(row.vote), float(row.conf)),
-                            bool(row.vote), y, pi))
+        one = RateRow(row.run_id, cell, p_yes(bool(row.vote), float(row.conf)),
+                      bool(row.vote), y, pi if y is not None else None)
+        rows.append(one)
+        if pi is not None and not (row.run_id in drawn and y is None):
+            covered.append(one)
     counts["not_judged"] = len(set(labels) - {r.run_id for r in judged})
     rows.sort(key=lambda r: (r.cell, r.run_id))
+    covered.sort(key=lambda r: (r.cell, r.run_id))
     return RateInputs(judge_version, outcome, by, tuple(rows),
                       _left_out(counts, no_pi, len(rows), judge_version), usable,
-                      _no_rectification(rows, counts, labels, judged_ids))
+                      _no_rectification(rows, counts, labels, judged_ids), tuple(covered))
 
 
 def _left_out(counts: Counter, no_pi: Counter, n: int, version: str) -> tuple[LeftOut, ...]:

@@ -69,8 +69,10 @@ def test_rows_of_an_untrained_version_with_two_rounds(ledger):
         RateRow("a2", (A, "t.a"), 0.3, False, True, 0.55),
         RateRow("c1", (A, "t.a"), 0.95, True, None, None),
         RateRow("a3", (A, "t.b"), 0.6, True, False, 0.5),
-        RateRow("b1", (B, "t.a"), 0.1, False, None, 0.2),
-        RateRow("b2", (B, "t.b"), 0.5, True, None, 0.5))
+        RateRow("b1", (B, "t.a"), 0.1, False, None, None),  # pi only with a label
+        RateRow("b2", (B, "t.b"), 0.5, True, None, None))
+    # covered: inside a usable frame (c1 is not), less b1, drawn by round 1 and unlabelled
+    assert [r.run_id for r in got.covered] == ["a1", "a2", "a3", "b2"]
     assert len(got.rounds) == 2 and got.no_valid_rectification is None
     assert got.left_out == (
         LeftOut("not_drawn", 1, "1 label(s) of runs in a sampling frame that no round drew (a "
@@ -101,7 +103,8 @@ def test_a_version_is_never_rectified_with_labels_it_trained_on(ledger):
     # round 1 drew a1, which trained v2: the whole round goes; round 2 is usable
     assert [(r.run_id, r.y, r.pi) for r in got.rows] == [
         ("a1", None, None), ("a2", True, 0.4), ("c1", None, None), ("a3", None, None),
-        ("b1", None, None), ("b2", None, 0.5)]
+        ("b1", None, None), ("b2", None, None)]
+    assert [r.run_id for r in got.covered] == ["a2", "b2"]  # round 2's frame
     assert [(x.reason, x.count) for x in got.left_out] == [
         ("trained", 1), ("round_trained", 1), ("not_drawn", 1), ("no_pi", 1),
         ("outside_frames", 4)]
@@ -123,8 +126,9 @@ def test_a_version_trained_elsewhere_is_read_from_its_used_runs(ledger):
     got = rate_rows(ledger, V, trained_on=[a2])
     # round 2 drew a2: it goes, and b2 (only in its frame) with it; round 1 stays
     assert [(r.run_id, r.y, r.pi) for r in got.rows] == [
-        ("a1", True, 0.5), ("a2", None, 0.25), ("c1", None, None), ("a3", False, 0.5),
-        ("b1", None, 0.2), ("b2", None, None)]
+        ("a1", True, 0.5), ("a2", None, None), ("c1", None, None), ("a3", False, 0.5),
+        ("b1", None, None), ("b2", None, None)]
+    assert [r.run_id for r in got.covered] == ["a1", "a2", "a3"]  # round 1's frame, less b1
     assert [(x.reason, x.count) for x in got.left_out] == [
         ("trained", 1), ("no_pi", 2), ("outside_frames", 2), ("drawn_unlabelled", 1)]
     assert "(committee 1, unqueued 1)" in got.left_out[1].detail

@@ -49,7 +49,7 @@ def frame_rows(led: Ledger) -> list[tuple]:
 
 def test_a_round_records_every_candidate_with_its_pi_once(ledger):
     five(ledger)
-    round_, picks = sampling_round(ledger, V, n=2, seed=3, test_fraction=0.0)
+    round_, picks = sampling_round(ledger, V, n=2, seed=3, floor=0.1, test_fraction=0.0)
     digest = frame_digest(list(RUNS))
     drawn = {r for r in RUNS if draw_number(3, digest, r) < PI[r]}
     assert (round_.round_id, round_.judge_version, round_.strategy, round_.budget,
@@ -63,7 +63,7 @@ def test_a_round_records_every_candidate_with_its_pi_once(ledger):
     assert [(p.run_id, p.round_id, p.strategy) for p in picks] == [
         (r, 1, "sample") for r in sorted(drawn, key=lambda r: (-PI[r], r))]
     assert all(p.pi == pytest.approx(PI[p.run_id], abs=1e-12) for p in picks)
-    again, _ = sampling_round(ledger, V, n=2, seed=3, test_fraction=0.0)
+    again, _ = sampling_round(ledger, V, n=2, seed=3, floor=0.1, test_fraction=0.0)
     assert (again.round_id, again.new) == (1, False) and len(frame_rows(ledger)) == 5
     uniform, _ = sampling_round(ledger, V, n=2, seed=3, strategy="sample-uniform",
                                      test_fraction=0.0)

@@ -25,7 +25,7 @@ def _cmd_synth(args: argparse.Namespace) -> int:
 
 
 def _cmd_sim(args: argparse.Namespace) -> int:
-    from bench.sim.generate import make_config, summary_line, write_sim_set
+    from judge.sim.generate import make_config, summary_line, write_sim_set
 
     fields = {"seed": args.seed, "tasks": tuple(args.tasks.split(",")),
               "duration_s": args.duration, "min_duration_s": args.min_duration,
@@ -33,7 +33,7 @@ def _cmd_sim(args: argparse.Namespace) -> int:
               "failure_rate": args.failure_rate, "perturbation": args.perturbation,
               "group_size": args.group_size}
     if args.near_band is not None:
-        from bench.sim.labels import LabelRules
+        from judge.sim.labels import LabelRules
 
         fields["labels"] = LabelRules(near_band=args.near_band)
     cfg = make_config(**fields)
@@ -48,7 +48,7 @@ def _cmd_sim(args: argparse.Namespace) -> int:
 
 
 def _cmd_truth_labels(args: argparse.Namespace) -> int:
-    from bench.sim.truth_labels import read_picks, write_truth_labels
+    from judge.sim.truth_labels import read_picks, write_truth_labels
 
     runs = read_picks(args.runs) if args.runs else None
     s = write_truth_labels(args.dir, args.out, fraction=args.fraction, seed=args.seed,
@@ -110,8 +110,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=_cmd_synth)
 
-    from bench.sim.names import KINDS
-    from bench.sim.tasks import TASKS
+    from judge.sim.names import KINDS
+    from judge.sim.tasks import TASKS
 
     p = sub.add_parser("sim", help="physics rollouts (MuJoCo + Meta-World experts) as "
                        "bundles with truth.json (needs the sim extra; docs/sim.md)")

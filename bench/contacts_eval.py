@@ -8,7 +8,7 @@
     python -m bench.contacts_eval --n 50 --seed 7 --signal actuator --cut  # starts mid-grasp
 
 Generates ``n`` bundles — ``synth`` (bench.synth, small frames: only the signals matter)
-or ``sim`` (physics rollouts, bench.sim) — whose ``/gripper`` effort is either the
+or ``sim`` (physics rollouts, judge.sim) — whose ``/gripper`` effort is either the
 finger–object contact force (``--signal contact``) or what a real gripper reports
 (``--signal actuator``: its motor effort, high whenever driven; such bundles name a
 gripper profile and go through ``judge.bundle.fingers``). Reads them through the real
@@ -195,7 +195,7 @@ def main(argv: list[str] | None = None) -> None:
                               gripper_signal=args.signal)
             bundles = write_synthetic_set(args.out or tmp, args.n, cfg)
         else:
-            from bench.sim.generate import make_config, write_sim_set
+            from judge.sim.generate import make_config, write_sim_set
 
             sim = make_config(seed=args.seed, tasks=args.tasks, width=64, height=48, fps=8,
                               gripper_signal=args.signal, perturbation=args.perturbation,

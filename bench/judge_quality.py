@@ -130,7 +130,7 @@ def trained_tasks(tasks: str, held_out: set[str]) -> str:
     """The comma list of task keys ``tasks`` less those whose task id is in ``held_out``:
     ``trained_tasks("pick-place,pick-place-wall", {"metaworld.pick_place_wall"})`` ->
     ``"pick-place"``."""
-    from bench.sim.tasks import resolve_tasks
+    from judge.sim.tasks import resolve_tasks
 
     return ",".join(t.key for t in resolve_tasks(tasks) if t.task_id not in held_out)
 
@@ -141,7 +141,7 @@ def split_truth(truth: Path, bundles: Path, held_out: set[str], trained_out: Pat
     ``held_out`` task ids to ``held_out_out`` (each run's task read from its ``truth.json``):
     the issue's "unseen seeds" targets are on the trained tasks, the held-out task has its
     own."""
-    from bench.sim.truth_labels import find_truths
+    from judge.sim.truth_labels import find_truths
 
     task = {run_id: doc["task_id"] for run_id, doc in find_truths(bundles)}
     with truth.open(newline="") as fh:
@@ -198,7 +198,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
 
     held_out = set(args.hold_out_task.split(",")) if args.hold_out_task else set()
-    from bench.sim.errors import SimError
+    from judge.sim.errors import SimError
 
     try:
         pool_tasks = trained_tasks(args.pool_tasks or args.tasks, held_out)

@@ -31,7 +31,8 @@ import yaml
 from PIL import Image
 
 from bench.bagsynth import VIDEO_MSG, VIDEO_TYPE
-from bench.synth import JOINTS, START_NS, encode, frame_code
+from bench.synth import JOINTS, START_NS, frame_code
+from judge.bundle.transcode import encode_frames
 
 VARIANTS = ("image", "compressed_image", "compressed_video")
 MSGTYPE = {"image": "sensor_msgs/msg/Image", "compressed_image": "sensor_msgs/msg/CompressedImage",
@@ -91,7 +92,8 @@ def camera_messages(ts, variant: str, cam: str, n: int, width: int, height: int,
     T = ts.types
     stamps = [START_NS + i * 1_000_000_000 // fps for i in range(n)]
     if variant == "compressed_video":
-        video = encode(frames(n, width, height, seed), width, height, fps, max(1, fps // 2), cam)
+        video = encode_frames(frames(n, width, height, seed), width, height, fps,
+                              max(1, fps // 2), cam)
         for ns, data in zip(stamps, video.data, strict=True):
             yield ns, T[MSGTYPE[variant]](timestamp=_stamp(ts, ns), frame_id=cam,
                                           data=np.frombuffer(data, np.uint8), format="h264")

@@ -16,18 +16,16 @@ from __future__ import annotations
 
 import itertools
 import json
-from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
-from fractions import Fraction
 from pathlib import Path
 from typing import Literal
 
-import av
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from judge.bundle.manifest import write_manifest
-from judge.bundle.streams import Signals, VideoPackets, is_idr
+from judge.bundle.streams import Signals
+from judge.bundle.transcode import encode_frames
 from judge.bundle.write import write_mcap
 
 OUTCOMES = ("success", "grasp.slip", "grasp.miss", "motion.collision", "task.timeout",
@@ -329,37 +327,6 @@ class Renderer:
         return np.clip(img, 0, 255).astype(np.uint8)
 
 
-def encode(frames: Iterable[np.ndarray], width: int, height: int, fps: int, gop: int,
-           name: str) -> VideoPackets:
-    """H.264 Annex B, every keyframe with SPS/PPS, no B-frames (bundle format v1).
-
-    ``frames`` is consumed lazily, so long rollouts never sit in memory as pixels.
-    """
-    h, w = height, width
-    ctx = av.CodecContext.create("libx264", "w")
-    ctx.width, ctx.height, ctx.pix_fmt = w, h, "yuv420p"
-    ctx.time_base = Fraction(1, fps)
-    ctx.framerate = Fraction(fps, 1)
-    ctx.gop_size, ctx.max_b_frames = gop, 0
-    ctx.options = {"preset": "veryfast", "tune": "zerolatency", "threads": "1",
-                   "x264-params": f"repeat-headers=1:keyint={gop}:min-keyint={gop}"
-                                  ":scenecut=0:bframes=0"}
-    packets = []
-    n = 0
-    for i, img in enumerate(frames):
-        n += 1
-        vf = av.VideoFrame.from_ndarray(img, format="rgb24")
-        vf.pts = i
-        packets.extend(ctx.encode(vf))
-    packets.extend(ctx.encode(None))
-    data = [bytes(p) for p in packets]
-    pts = np.array([p.pts for p in packets], dtype=np.int64)
-    if len(data) != n or np.any(np.diff(pts) <= 0):
-        raise RuntimeError(f"camera {name}: encoder returned {len(data)} packets out of order")
-    return VideoPackets(name=name, t=pts / fps, keyframe=np.array([is_idr(d) for d in data]),
-                        data=data)
-
-
 def attribution_for(rng: np.random.Generator, task_id: str, seed: int) -> dict:
     return {
         "policy": {"vendor": "synth-lab", "name": "scripted-expert", "version": "1.0.0",
@@ -393,8 +360,9 @@ def write_bundle(out: str | Path, cfg: SynthConfig, index: int) -> Path:
     sample_at = np.minimum(np.round(np.arange(n_frames) / cfg.fps * cfg.signal_hz).astype(int),
                            len(ro.t) - 1)
     gop = max(1, round(cfg.gop_s * cfg.fps))
-    cameras = [encode((renderer.render(cam, int(s), f) for f, s in enumerate(sample_at)),
-                      cfg.width, cfg.height, cfg.fps, gop, cam) for cam in CAMERAS]
+    cameras = [encode_frames((renderer.render(cam, int(s), f)
+                              for f, s in enumerate(sample_at)),
+                             cfg.width, cfg.height, cfg.fps, gop, cam) for cam in CAMERAS]
     run_id = f"synth-{cfg.seed:04d}-{index:04d}"
     folder = Path(out) / run_id
     folder.mkdir(parents=True, exist_ok=True)

@@ -17,17 +17,6 @@ from models.answers import flat_ids, variant_ids
 from models.base import Backend, ModelError, ScoreRequest
 
 
-def fit_pixels(frames: np.ndarray, max_pixels: int) -> list:
-    """PIL images of ``frames`` (T, H, W, 3), downscaled to at most ``max_pixels`` each."""
-    from PIL import Image
-
-    _, h, w, _ = frames.shape
-    scale = min(1.0, (max_pixels / (h * w)) ** 0.5)
-    size = (max(1, round(w * scale)), max(1, round(h * scale)))
-    images = [Image.fromarray(f) for f in frames]
-    return images if scale == 1.0 else [im.resize(size, Image.BILINEAR) for im in images]
-
-
 def hub_vision_names(path: Path) -> None:
     """Rename ``vision_tower.*`` weights to the hub's ``vision_tower.vision_model.*``.
 

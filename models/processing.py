@@ -61,6 +61,17 @@ def processor_kwargs(model_type: str, max_pixels: int, options: dict,
     return kwargs
 
 
+def fit_pixels(frames: np.ndarray, max_pixels: int) -> list:
+    """PIL images of ``frames`` (T, H, W, 3), downscaled to at most ``max_pixels`` each."""
+    from PIL import Image
+
+    _, h, w, _ = frames.shape
+    scale = min(1.0, (max_pixels / (h * w)) ** 0.5)
+    size = (max(1, round(w * scale)), max(1, round(h * scale)))
+    images = [Image.fromarray(f) for f in frames]
+    return images if scale == 1.0 else [im.resize(size, Image.BILINEAR) for im in images]
+
+
 def pad_square(image):
     """``image`` (PIL) centred on a black square of its longest side: the aspect is kept when
     a processor resizes to a fixed square."""
@@ -77,9 +88,7 @@ def pad_square(image):
 
 def model_images(frames: np.ndarray, max_pixels: int, options: dict) -> list:
     """PIL images of ``frames`` (T, H, W, 3) as a model receives them: at most ``max_pixels``
-    each (``models.hf.fit_pixels``), then padded to a square when ``options.pad_to_square``."""
-    from models.hf import fit_pixels
-
+    each (:func:`fit_pixels`), then padded to a square when ``options.pad_to_square``."""
     images = fit_pixels(frames, max_pixels)
     return [pad_square(im) for im in images] if options.get("pad_to_square") else images
 

@@ -38,7 +38,7 @@ def _cuda() -> bool:
 
 
 def _sim_stack() -> bool:
-    from bench.sim.deps import missing
+    from judge.sim.deps import missing
 
     return not missing()
 

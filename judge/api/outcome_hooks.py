@@ -22,7 +22,7 @@ from enum import StrEnum
 from typing import Annotated, Any, Literal
 
 import sqlalchemy as sa
-from fastapi import APIRouter, Depends, FastAPI, Request
+from fastapi import APIRouter, Depends, Request
 from fastapi.responses import Response
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -123,51 +123,56 @@ def _out(r: Any, secret: bool = False) -> dict[str, Any]:
     return {**doc, "secret": r.secret} if secret else doc
 
 
-def register(app: FastAPI) -> APIRouter:
-    """The subscription routes under ``/api/v1``; returns the router documenting the event."""
-    tags = ["sequence outcomes"]
-    errors = {s: {"model": ValidationProblem if s == 422 else Problem, "description": d}
-              for s, d in ((400, "Malformed JSON"),
-                           (401, "Missing, malformed, unknown or revoked key"),
-                           (403, "The key lacks the right"), (404, "No such endpoint"),
-                           (413, "Body over the size limit"), (415, "Not application/json"),
-                           (422, "Invalid request"))}
-    base = f"{PREFIX}/webhook-endpoints"
+_TAGS = ["sequence outcomes"]
+_ERRORS = {s: {"model": ValidationProblem if s == 422 else Problem, "description": d}
+           for s, d in ((400, "Malformed JSON"),
+                        (401, "Missing, malformed, unknown or revoked key"),
+                        (403, "The key lacks the right"), (404, "No such endpoint"),
+                        (413, "Body over the size limit"), (415, "Not application/json"),
+                        (422, "Invalid request"))}
+_BASE = f"{PREFIX}/webhook-endpoints"
+#: The subscription routes under ``/api/v1``.
+router = APIRouter()
+#: The event they subscribe to, documented in the outcome contract's schema (never served).
+events = APIRouter()
 
-    def svc(request: Request) -> JudgeService:
-        return request.app.state.service
 
-    @app.post(f"{base}/", tags=tags, status_code=201, responses=errors,
-              response_model=OutcomeEndpointWithSecret)
-    def create_outcome_endpoint(body: OutcomeEndpointRequest, request: Request, who: Writer) -> Any:
-        """Subscribe a URL to outcome events (a key with ``webhooks:write``)."""
-        eid = svc(request).insert_endpoint(who, body.url, [e.value for e in body.events])
-        return _out(svc(request)._endpoint(who, eid, OUTCOME_EVENT_TYPES), secret=True)
+def svc(request: Request) -> JudgeService:
+    """The service the app serves (``app.state.service``)."""
+    return request.app.state.service
 
-    @app.get(f"{base}/", tags=tags, responses=errors, response_model=list[OutcomeEndpoint])
-    def list_outcome_endpoints(request: Request, who: Reader) -> Any:
-        """The key's endpoints subscribed to outcome events."""
-        return [_out(r) for r in svc(request).endpoint_rows(who, OUTCOME_EVENT_TYPES)]
 
-    @app.delete(f"{base}/{{endpoint_id}}/", tags=tags, status_code=204, responses=errors)
-    def delete_outcome_endpoint(endpoint_id: str, request: Request, who: Writer) -> Response:
-        """Delete one of the key's outcome endpoints."""
-        svc(request).delete_endpoint(who, endpoint_id, OUTCOME_EVENT_TYPES)
-        return Response(status_code=204)
+@router.post(f"{_BASE}/", tags=_TAGS, status_code=201, responses=_ERRORS,
+             response_model=OutcomeEndpointWithSecret)
+def create_outcome_endpoint(body: OutcomeEndpointRequest, request: Request, who: Writer) -> Any:
+    """Subscribe a URL to outcome events (a key with ``webhooks:write``)."""
+    eid = svc(request).insert_endpoint(who, body.url, [e.value for e in body.events])
+    return _out(svc(request)._endpoint(who, eid, OUTCOME_EVENT_TYPES), secret=True)
 
-    @app.get(f"{base}/{{endpoint_id}}/deliveries/", tags=tags, responses=errors,
-             response_model=list[OutcomeDelivery])
-    def outcome_deliveries(endpoint_id: str, request: Request, who: Reader) -> Any:
-        """Every delivery attempt to the endpoint, oldest first."""
-        return svc(request).delivery_rows(who, endpoint_id, OUTCOME_EVENT_TYPES)
 
-    hooks = APIRouter()
+@router.get(f"{_BASE}/", tags=_TAGS, responses=_ERRORS, response_model=list[OutcomeEndpoint])
+def list_outcome_endpoints(request: Request, who: Reader) -> Any:
+    """The key's endpoints subscribed to outcome events."""
+    return [_out(r) for r in svc(request).endpoint_rows(who, OUTCOME_EVENT_TYPES)]
 
-    @hooks.post(EVENT)
-    def quality_target_crossed(body: QualityTargetCrossedEvent) -> None:
-        """Sent once per crossing of a dataset's quality target (docs/outcomes.md)."""
 
-    return hooks
+@router.delete(f"{_BASE}/{{endpoint_id}}/", tags=_TAGS, status_code=204, responses=_ERRORS)
+def delete_outcome_endpoint(endpoint_id: str, request: Request, who: Writer) -> Response:
+    """Delete one of the key's outcome endpoints."""
+    svc(request).delete_endpoint(who, endpoint_id, OUTCOME_EVENT_TYPES)
+    return Response(status_code=204)
+
+
+@router.get(f"{_BASE}/{{endpoint_id}}/deliveries/", tags=_TAGS, responses=_ERRORS,
+            response_model=list[OutcomeDelivery])
+def outcome_deliveries(endpoint_id: str, request: Request, who: Reader) -> Any:
+    """Every delivery attempt to the endpoint, oldest first."""
+    return svc(request).delivery_rows(who, endpoint_id, OUTCOME_EVENT_TYPES)
+
+
+@events.post(EVENT)
+def quality_target_crossed(body: QualityTargetCrossedEvent) -> None:
+    """Sent once per crossing of a dataset's quality target (docs/outcomes.md)."""
 
 
 @dataclass(frozen=True)

@@ -15,12 +15,12 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import Depends, FastAPI, Path, Query, Request
+from fastapi import APIRouter, Depends, FastAPI, Path, Query, Request
 from fastapi.responses import JSONResponse
 
+from judge.api import outcome_hooks
 from judge.api.common import Caller
 from judge.api.errors import ApiError
-from judge.api.outcome_hooks import register as register_hooks
 from judge.api.outcome_protocol import OutcomeHistory, OutcomeLabel, OutcomeLabelPage
 from judge.api.protocol import (
     DatasetCreate,
@@ -33,7 +33,13 @@ from judge.api.protocol import (
     SequencePage,
     ValidationProblem,
 )
-from judge.api.wire import PREFIX, build_openapi, declare_storable_text, key_with
+from judge.api.wire import (
+    PREFIX,
+    build_openapi,
+    declare_storable_text,
+    effective_routes,
+    key_with,
+)
 from judge.outcomes.labels import OutcomeLabelError, TextError
 from judge.outcomes.store import (
     CURSOR_PATTERN,
@@ -163,12 +169,13 @@ def openapi(app: FastAPI) -> dict[str, Any]:
     """The sequence-outcome contract's own OpenAPI 3.1 schema: the routes under ``PREFIX``
     (the Judge API's ``/openapi.json`` keeps its 25 operations)."""
     if getattr(app.state, "outcomes_openapi", None) is None:
-        routes = [r for r in app.routes if getattr(r, "path", "").startswith(PREFIX)
+        routes = [r for r in effective_routes(app.routes)
+                  if (getattr(r, "path", None) or "").startswith(PREFIX)
                   and getattr(r, "include_in_schema", False)]
         app.state.outcomes_openapi = build_openapi(
             app, routes, "rcjudge sequence outcomes",
             "Datasets, sequences and versioned outcome labels, and the quality-target "
-            "alert webhook (docs/outcomes.md).", app.state.outcome_webhooks.routes)
+            "alert webhook (docs/outcomes.md).", outcome_hooks.events.routes)
         spec = app.state.outcomes_openapi
         schemas = spec.setdefault("components", {}).setdefault("schemas", {})
         for ops in spec["paths"].values():
@@ -184,117 +191,126 @@ def openapi(app: FastAPI) -> dict[str, Any]:
     return app.state.outcomes_openapi
 
 
-def register(app: FastAPI) -> None:
-    """Add the dataset, sequence and outcome-label routes to ``app``, and their schema at
-    ``PREFIX/openapi.json``."""
-    tags = ["sequence outcomes"]
-    app.state.outcome_webhooks = register_hooks(app)
+#: The dataset, sequence and outcome-label routes, and their schema at ``PREFIX/openapi.json``.
+router = APIRouter()
+_TAGS = ["sequence outcomes"]
 
-    @app.get(f"{PREFIX}/openapi.json", include_in_schema=False)
-    def outcomes_schema() -> JSONResponse:
-        return JSONResponse(openapi(app))
 
-    @app.get(f"{PREFIX}/datasets/", tags=tags, responses=_R, response_model=DatasetPage)
-    def list_datasets(request: Request, who: Reader, cursor: Cursor = None,
-                      limit: Annotated[int, Query(ge=1, le=100)] = 100,
-                      name: NameF = None, visibility: VisibilityF = None,
-                      data_type: Filter = None, status: Filter = None) -> dict[str, Any]:
-        """The datasets the key may read, by uid (owner/slug), at most 100 a page; the public
-        SDK's filters: ``name`` (a case-insensitive part of the name), ``visibility``,
-        ``data_type`` and ``status`` (every dataset here is ``mcap`` and ``created``)."""
-        if data_type not in (None, DATA_TYPE) or status not in (None, STATUS) \
-                or visibility == "unlisted":  # nothing here is of that kind: an empty page
-            return {"results": [], "next": None, "previous": None}
-        page = _call(_store(request, who).dataset_page, who.key_id, limit=limit, cursor=cursor,
-                     slug_contains=name,
-                     public=None if visibility is None else visibility == "public")
-        return _page(request, page, _dataset)
+@router.get(f"{PREFIX}/openapi.json", include_in_schema=False)
+def outcomes_schema(request: Request) -> JSONResponse:
+    return JSONResponse(openapi(request.app))
 
-    @app.post(f"{PREFIX}/datasets/", tags=tags, status_code=201, responses={
-        **_R, 201: {"model": DatasetCreated, "description": "Created"}},
-        openapi_extra=_body(DatasetCreate))
-    def create_dataset(request: Request, who: Writer) -> JSONResponse:
-        """Create ``{"owner", "slug", "public"}`` in the key's namespace (``owner``: the
-        key's name); the creating key may edit it."""
-        doc = request.scope.get("state", {}).get("json")
-        if not isinstance(doc, dict) or not isinstance(doc.get("owner"), str) or \
-                not isinstance(doc.get("slug"), str):
-            raise ApiError(400, "body: expected {\"owner\": str, \"slug\": str, "
-                           "\"public\": bool}")
-        public = doc.get("public", False)
-        if not isinstance(public, bool):
-            raise ApiError(400, f"public: must be true or false (got {public!r})")
-        namespace_of(who, doc["owner"])
-        store = _store(request, who)
-        ds = _call(store.create_dataset, f"{doc['owner']}/{doc['slug']}", public=public,
-                   key_id=who.key_id)
-        return JSONResponse({"dataset": ds.name, "public": ds.public, "access": "edit"},
-                            status_code=201)
 
-    base = f"{PREFIX}/datasets/{{owner}}/{{slug}}"
+@router.get(f"{PREFIX}/datasets/", tags=_TAGS, responses=_R, response_model=DatasetPage)
+def list_datasets(request: Request, who: Reader, cursor: Cursor = None,
+                  limit: Annotated[int, Query(ge=1, le=100)] = 100,
+                  name: NameF = None, visibility: VisibilityF = None,
+                  data_type: Filter = None, status: Filter = None) -> dict[str, Any]:
+    """The datasets the key may read, by uid (owner/slug), at most 100 a page; the public
+    SDK's filters: ``name`` (a case-insensitive part of the name), ``visibility``,
+    ``data_type`` and ``status`` (every dataset here is ``mcap`` and ``created``)."""
+    if data_type not in (None, DATA_TYPE) or status not in (None, STATUS) \
+            or visibility == "unlisted":  # nothing here is of that kind: an empty page
+        return {"results": [], "next": None, "previous": None}
+    page = _call(_store(request, who).dataset_page, who.key_id, limit=limit, cursor=cursor,
+                 slug_contains=name,
+                 public=None if visibility is None else visibility == "public")
+    return _page(request, page, _dataset)
 
-    @app.get(f"{base}/", tags=tags, responses=_R, response_model=DatasetOut)
-    def get_dataset(owner: Owner, slug: Slug, request: Request, who: Reader) -> DatasetOut:
-        """The dataset; 404 when the key may not read it."""
-        return _dataset(_call(_store(request, who).describe, f"{owner}/{slug}", who.key_id))
 
-    @app.get(f"{base}/sequences/{{sequence_uid}}/outcome/", tags=tags, response_model=None,
-             responses=_ok(OutcomeLabel, "The current label"))
-    def get_outcome(owner: Owner, slug: Slug, sequence_uid: str, request: Request,
-                    who: Reader) -> dict[str, Any]:
-        """The sequence's current label; 404 when it has none."""
-        return _call(_store(request, who).get_label, f"{owner}/{slug}", sequence_uid,
-                     key_id=who.key_id)
+@router.post(f"{PREFIX}/datasets/", tags=_TAGS, status_code=201, responses={
+    **_R, 201: {"model": DatasetCreated, "description": "Created"}},
+    openapi_extra=_body(DatasetCreate))
+def create_dataset(request: Request, who: Writer) -> JSONResponse:
+    """Create ``{"owner", "slug", "public"}`` in the key's namespace (``owner``: the
+    key's name); the creating key may edit it."""
+    doc = request.scope.get("state", {}).get("json")
+    if not isinstance(doc, dict) or not isinstance(doc.get("owner"), str) or \
+            not isinstance(doc.get("slug"), str):
+        raise ApiError(400, "body: expected {\"owner\": str, \"slug\": str, "
+                       "\"public\": bool}")
+    public = doc.get("public", False)
+    if not isinstance(public, bool):
+        raise ApiError(400, f"public: must be true or false (got {public!r})")
+    namespace_of(who, doc["owner"])
+    store = _store(request, who)
+    ds = _call(store.create_dataset, f"{doc['owner']}/{doc['slug']}", public=public,
+               key_id=who.key_id)
+    return JSONResponse({"dataset": ds.name, "public": ds.public, "access": "edit"},
+                        status_code=201)
 
-    @app.put(f"{base}/sequences/{{sequence_uid}}/outcome/", tags=tags, response_model=None,
-             responses=_ok(OutcomeLabel, "The new current label"),
-             openapi_extra=_body(OutcomeLabelWrite))
-    def put_outcome(owner: Owner, slug: Slug, sequence_uid: str, request: Request,
-                    who: Writer) -> dict[str, Any]:
-        """Write a new current label (the whole label; omitted optional fields unset)."""
-        doc = request.scope.get("state", {}).get("json")
-        return _call(_store(request, who).put_label, f"{owner}/{slug}", sequence_uid, doc,
-                     key_id=who.key_id)
 
-    @app.get(f"{base}/sequences/{{sequence_uid}}/outcome/history/", tags=tags,
-             response_model=None, responses=_ok(OutcomeHistory, "Every version, newest first"))
-    def outcome_history(owner: Owner, slug: Slug, sequence_uid: str, request: Request,
-                        who: Reader) -> list[dict[str, Any]]:
-        """Every version of the label, newest first (a plain array)."""
-        return _call(_store(request, who).history, f"{owner}/{slug}", sequence_uid,
-                     key_id=who.key_id)
+_BASE = f"{PREFIX}/datasets/{{owner}}/{{slug}}"
 
-    @app.get(f"{base}/sequence-outcomes/", tags=tags, response_model=None,
-             responses=_ok(OutcomeLabelPage, "A page of current labels"))
-    def list_outcomes(owner: Owner, slug: Slug, request: Request, who: Reader,
-                      outcome: OutcomeF = None, evaluation_membership: MembershipF = None,
-                      source: SourceF = None, autonomy_level: AutonomyF = None,
-                      model_version: Filter = None, cursor: Cursor = None,
-                      limit: Annotated[int, Query(ge=1, le=100)] = 100) -> dict[str, Any]:
-        """Current labels of the dataset, by sequence uid, at most 100 a page."""
-        page = _call(_store(request, who).list_labels, f"{owner}/{slug}", key_id=who.key_id,
-                     filters={"outcome": outcome, "evaluation_membership": evaluation_membership,
-                              "source": source, "autonomy_level": autonomy_level},
-                     model_version=model_version, limit=limit, cursor=cursor)
-        return _page(request, page)
 
-    @app.get(f"{base}/sequences/", tags=tags, responses=_R, response_model=SequencePage)
-    def list_sequences(owner: Owner, slug: Slug, request: Request, who: Reader,
-                       outcome: OutcomeF = None, evaluation_membership: MembershipF = None,
-                       cursor: Cursor = None,
-                       limit: Annotated[int, Query(ge=1, le=100)] = 100) -> dict[str, Any]:
-        """The dataset's sequences, filtered by their current label when a filter is given."""
-        page = _call(_store(request, who).list_sequences, f"{owner}/{slug}",
-                     key_id=who.key_id, filters={"outcome": outcome,
-                                                 "evaluation_membership": evaluation_membership},
-                     limit=limit, cursor=cursor)
-        return _page(request, page, _sequence(f"{owner}/{slug}"))
+@router.get(f"{_BASE}/", tags=_TAGS, responses=_R, response_model=DatasetOut)
+def get_dataset(owner: Owner, slug: Slug, request: Request, who: Reader) -> DatasetOut:
+    """The dataset; 404 when the key may not read it."""
+    return _dataset(_call(_store(request, who).describe, f"{owner}/{slug}", who.key_id))
 
-    @app.get(f"{base}/sequences/{{sequence_uid}}/", tags=tags, responses=_R,
-             response_model=SequenceOut)
-    def get_sequence(owner: Owner, slug: Slug, sequence_uid: str, request: Request,
-                     who: Reader) -> SequenceOut:
-        """One sequence of the dataset, with its current label's outcome."""
-        row = _call(_store(request, who).get_sequence, f"{owner}/{slug}", sequence_uid,
-                    key_id=who.key_id)
-        return _sequence(f"{owner}/{slug}")(row)
+
+@router.get(f"{_BASE}/sequences/{{sequence_uid}}/outcome/", tags=_TAGS, response_model=None,
+            responses=_ok(OutcomeLabel, "The current label"))
+def get_outcome(owner: Owner, slug: Slug, sequence_uid: str, request: Request,
+                who: Reader) -> dict[str, Any]:
+    """The sequence's current label; 404 when it has none."""
+    return _call(_store(request, who).get_label, f"{owner}/{slug}", sequence_uid,
+                 key_id=who.key_id)
+
+
+@router.put(f"{_BASE}/sequences/{{sequence_uid}}/outcome/", tags=_TAGS, response_model=None,
+            responses=_ok(OutcomeLabel, "The new current label"),
+            openapi_extra=_body(OutcomeLabelWrite))
+def put_outcome(owner: Owner, slug: Slug, sequence_uid: str, request: Request,
+                who: Writer) -> dict[str, Any]:
+    """Write a new current label (the whole label; omitted optional fields unset)."""
+    doc = request.scope.get("state", {}).get("json")
+    return _call(_store(request, who).put_label, f"{owner}/{slug}", sequence_uid, doc,
+                 key_id=who.key_id)
+
+
+@router.get(f"{_BASE}/sequences/{{sequence_uid}}/outcome/history/", tags=_TAGS,
+            response_model=None, responses=_ok(OutcomeHistory, "Every version, newest first"))
+def outcome_history(owner: Owner, slug: Slug, sequence_uid: str, request: Request,
+                    who: Reader) -> list[dict[str, Any]]:
+    """Every version of the label, newest first (a plain array)."""
+    return _call(_store(request, who).history, f"{owner}/{slug}", sequence_uid,
+                 key_id=who.key_id)
+
+
+@router.get(f"{_BASE}/sequence-outcomes/", tags=_TAGS, response_model=None,
+            responses=_ok(OutcomeLabelPage, "A page of current labels"))
+def list_outcomes(owner: Owner, slug: Slug, request: Request, who: Reader,
+                  outcome: OutcomeF = None, evaluation_membership: MembershipF = None,
+                  source: SourceF = None, autonomy_level: AutonomyF = None,
+                  model_version: Filter = None, cursor: Cursor = None,
+                  limit: Annotated[int, Query(ge=1, le=100)] = 100) -> dict[str, Any]:
+    """Current labels of the dataset, by sequence uid, at most 100 a page."""
+    page = _call(_store(request, who).list_labels, f"{owner}/{slug}", key_id=who.key_id,
+                 filters={"outcome": outcome, "evaluation_membership": evaluation_membership,
+                          "source": source, "autonomy_level": autonomy_level},
+                 model_version=model_version, limit=limit, cursor=cursor)
+    return _page(request, page)
+
+
+@router.get(f"{_BASE}/sequences/", tags=_TAGS, responses=_R, response_model=SequencePage)
+def list_sequences(owner: Owner, slug: Slug, request: Request, who: Reader,
+                   outcome: OutcomeF = None, evaluation_membership: MembershipF = None,
+                   cursor: Cursor = None,
+                   limit: Annotated[int, Query(ge=1, le=100)] = 100) -> dict[str, Any]:
+    """The dataset's sequences, filtered by their current label when a filter is given."""
+    page = _call(_store(request, who).list_sequences, f"{owner}/{slug}",
+                 key_id=who.key_id, filters={"outcome": outcome,
+                                             "evaluation_membership": evaluation_membership},
+                 limit=limit, cursor=cursor)
+    return _page(request, page, _sequence(f"{owner}/{slug}"))
+
+
+@router.get(f"{_BASE}/sequences/{{sequence_uid}}/", tags=_TAGS, responses=_R,
+            response_model=SequenceOut)
+def get_sequence(owner: Owner, slug: Slug, sequence_uid: str, request: Request,
+                 who: Reader) -> SequenceOut:
+    """One sequence of the dataset, with its current label's outcome."""
+    row = _call(_store(request, who).get_sequence, f"{owner}/{slug}", sequence_uid,
+                key_id=who.key_id)
+    return _sequence(f"{owner}/{slug}")(row)

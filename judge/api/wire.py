@@ -1,15 +1,15 @@
 """What the HTTP modules of ``judge.api`` share: problem+json answers, the OpenAPI
-builder, the sequence-outcome prefix and its key dependency.
+builder, the routes of an app as a flat list, the sequence-outcome prefix and its key
+dependency.
 
-Below ``routes``, ``outcomes`` and ``outcome_hooks`` in the imports (they import this
-module, it imports none of them), so the routes register the outcome routes and those
-their webhook routes, one way.
+Below ``routes``, ``dependencies``, the routers, ``outcomes`` and ``outcome_hooks`` in the
+imports (they import this module, it imports none of them).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from fastapi import Depends, FastAPI, Request
@@ -57,6 +57,19 @@ def key_caller(request: Request) -> Caller:
     if who is not None:
         return who
     return authenticate_headers(request.app.state.service, request.headers, request.url.path)
+
+
+def effective_routes(routes: Sequence[Any]) -> list[Any]:
+    """``routes`` with each included router's routes in its place, each with its full path,
+    methods and name. FastAPI from 0.137.2 keeps an included router as one entry of
+    ``app.routes`` (``fastapi.routing.iter_route_contexts`` expands it); earlier ones copy
+    its routes in (0.137.0 and 0.137.1 did the first without the second: pyproject.toml
+    excludes them)."""
+    try:
+        from fastapi.routing import iter_route_contexts
+    except ImportError:  # before 0.137: the routes are the app's own already
+        return list(routes)
+    return list(iter_route_contexts(routes))
 
 
 def key_with(right: str) -> Any:

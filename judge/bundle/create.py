@@ -7,7 +7,7 @@ to the bundle's H.264 profile, re-encoded otherwise) and is stored as
 ``/gripper``. Everything is written
 to a temporary folder that is renamed into place only when complete.
 :func:`assemble_bundle` is that last step on in-memory cameras and signals; the
-physics generator (``bench.sim``) writes its bundles through it too.
+physics generator (``judge.sim``) writes its bundles through it too.
 
 Signal table (Parquet or CSV), one row per sample:
 

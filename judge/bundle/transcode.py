@@ -15,12 +15,16 @@ decoded and **re-encoded** with libx264 to that profile:
 * a display rotation (the container's display matrix, multiples of 90°) is applied to
   the pixels, so the bundle's frames are upright as a player would show them.
 
+:func:`encode_frames` encodes rendered frames to the same profile (the synthetic and
+physics generators, ``bench.synth`` and ``judge.sim``, write their cameras with it).
+
 Imports ``av``, like ``decode`` (the two modules that touch pixels or packets).
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
@@ -425,3 +429,36 @@ def h264_conforms(units: list[bytes]) -> str:
     if frames and frames[0].color_range == ColorRange.JPEG:
         return "full colour range"
     return ""
+
+
+def encode_frames(frames: Iterable[np.ndarray], width: int, height: int, fps: int, gop: int,
+                  name: str) -> VideoPackets:
+    """RGB frames (each (H, W, 3) uint8) encoded as camera ``name`` of a bundle: H.264 Annex B,
+    every keyframe with SPS/PPS, no B-frames (bundle format v1), a keyframe every ``gop``
+    frames, frame ``i`` at ``i / fps`` s. What the synthetic and physics generators write.
+
+    ``frames`` is consumed lazily, so long rollouts never sit in memory as pixels.
+    """
+    h, w = height, width
+    ctx = av.CodecContext.create("libx264", "w")
+    ctx.width, ctx.height, ctx.pix_fmt = w, h, "yuv420p"
+    ctx.time_base = Fraction(1, fps)
+    ctx.framerate = Fraction(fps, 1)
+    ctx.gop_size, ctx.max_b_frames = gop, 0
+    ctx.options = {"preset": "veryfast", "tune": "zerolatency", "threads": "1",
+                   "x264-params": f"repeat-headers=1:keyint={gop}:min-keyint={gop}"
+                                  ":scenecut=0:bframes=0"}
+    packets = []
+    n = 0
+    for i, img in enumerate(frames):
+        n += 1
+        vf = av.VideoFrame.from_ndarray(img, format="rgb24")
+        vf.pts = i
+        packets.extend(ctx.encode(vf))
+    packets.extend(ctx.encode(None))
+    data = [bytes(p) for p in packets]
+    pts = np.array([p.pts for p in packets], dtype=np.int64)
+    if len(data) != n or np.any(np.diff(pts) <= 0):
+        raise RuntimeError(f"camera {name}: encoder returned {len(data)} packets out of order")
+    return VideoPackets(name=name, t=pts / fps, keyframe=np.array([is_idr(d) for d in data]),
+                        data=data)

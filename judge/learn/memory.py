@@ -35,8 +35,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from judge.ensemble.version import JudgeVersion
-from judge.learn.step import default_lr, lora_targets
-from judge.learn.train import TrainConfig, TrainError, training_specs
+from judge.learn.recipe import TrainConfig, training_specs
+from judge.learn.step import TrainError, default_lr, lora_targets
 
 GIB = 2**30
 BYTES = {"float32": 4, "float16": 2, "bfloat16": 2}
@@ -203,7 +203,7 @@ def training_memory_plan(version: JudgeVersion, cfg: TrainConfig,
     its device) and ``fits``.
 
     Raises:
-        TrainError: a model not trainable (``train.training_specs``) or whose config or
+        TrainError: a model not trainable (``recipe.training_specs``) or whose config or
             processor cannot be read from its folder.
     """
     from pathlib import Path

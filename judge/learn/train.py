@@ -69,6 +69,7 @@ from judge.learn.calibrate import (
     version_path,
     write_version,
 )
+from judge.learn.recipe import TrainConfig, training_specs
 from judge.learn.step import (
     CLIP_NORM,
     TrainError,
@@ -90,30 +91,6 @@ from rcjudge.home import models_dir
 from rcjudge.progress import Progress, say
 
 PARTS = ("train", "validation", "calibration", "test")
-
-
-@dataclass(frozen=True)
-class TrainConfig:
-    """Knobs of ``rcjudge train`` (the CLI's flags)."""
-
-    seed: int = 0
-    split_seed: int | None = None  # the split's own seed (None: ``seed``): members of one split
-    epochs: int = 8
-    patience: int = 2
-    lr: float | None = None  # None: by the model's size and method (:func:`default_lr`)
-    warmup_steps: int = 0  # linear learning-rate warm-up (models trained from scratch need it)
-    batch: int = 8
-    test_fraction: float = 0.2
-    val_fraction: float = 0.15
-    calib_fraction: float = 0.15
-    hold_out_tasks: tuple[str, ...] = ()
-    max_steps: int | None = None  # a cap on optimizer steps per model (CI's small run)
-    lora: bool | None = None  # LoRA adapters (peft) instead of full fine-tuning; None: on CUDA
-    lora_rank: int = 8
-    gradient_checkpointing: bool | None = None  # recompute activations in backward; None: CUDA
-    blank_images: float = 0.0  # P(a training question is shown blank frames): modality dropout
-    travel_jitter: float = 0.0  # each training question's arm travel times [1/(1+J), 1+J]
-    blank_text: float = 0.0  # P(a question shown its images is asked without {sensors} {motion})
 
 
 @dataclass(frozen=True)
@@ -280,29 +257,6 @@ def jittered(batch: Sequence[tuple[ScoreRequest, int]], j: float,
     factors = np.exp(rng.uniform(-1.0, 1.0, len(batch)) * np.log1p(j))
     return [(replace(req, prompt=scale_travel(req.prompt, float(f))), t)
             for (req, t), f in zip(batch, factors, strict=True)]
-
-
-#: Backends whose checkpoints ``rcjudge train`` can load through transformers and fine-tune.
-TRAINABLE = ("transformers", "vllm")
-
-
-def training_specs(parent: JudgeVersion, flag: str = "--from") -> list:
-    """Each model's spec as training (and the calibration fitted with it) loads it: the same
-    checkpoints, dtype and device, through the transformers backend. vLLM serves a checkpoint
-    but cannot train it; it answers as transformers does within 1e-3 (``tests/vllm``).
-
-    Raises:
-        TrainError: a model served by a backend without weights to train (``fake``).
-    """
-    specs = []
-    for entry in parent.models:
-        if entry.backend not in TRAINABLE:
-            raise TrainError(f"{flag} {parent.name}: model {entry.name} is served by the "
-                             f"{entry.backend!r} backend, which has no weights to train; "
-                             f"rcjudge train trains checkpoints served by "
-                             f"{' or '.join(TRAINABLE)}")
-        specs.append(replace(entry.spec(), backend="transformers"))
-    return specs
 
 
 def serving_importable(backend: str) -> bool:

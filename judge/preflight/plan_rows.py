@@ -101,7 +101,8 @@ def train_memory_rows(ctx: Context) -> list[Row]:
     the device's (``judge.learn.memory.training_memory_plan``; ``train`` itself refuses an
     over-budget plan with the same estimate before any run is prepared)."""
     from judge.learn.memory import training_memory_plan
-    from judge.learn.train import TrainConfig, TrainError
+    from judge.learn.recipe import TrainConfig
+    from judge.learn.step import TrainError
 
     if ctx.version.training is not None and any(m.members for m in ctx.version.models):
         return [Row("train memory", "ok", "not planned: its models average checkpoints")]

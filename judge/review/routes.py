@@ -25,9 +25,9 @@ Calls: ``GET /review/api/session?judge=V`` (who labels, the taxonomy), ``POST
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import FastAPI, Header, Query, Request
+from fastapi import APIRouter, Depends, FastAPI, Header, Query, Request
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError
 
@@ -215,59 +215,79 @@ def next_card(desk: Any, who: Any, req: NextRequest) -> dict[str, Any] | None:
     return card(ev, judgment, pick)
 
 
-def add_review(app: FastAPI, desk: Any) -> None:
-    """Serve the review page and its calls from ``app`` (outside its OpenAPI schema)."""
-    from judge.ensemble.taxonomy import load_taxonomy
-    from judge.learn.select import review as review_of_pick
+#: The review page and its calls, outside the OpenAPI schema; each reads its desk from
+#: ``app.state.review_desk`` (:func:`add_review`).
+router = APIRouter()
+
+
+def the_desk(request: Request) -> Any:
+    """The desk the app serves the page with (:class:`KeyDesk` or :class:`LocalDesk`)."""
+    return request.app.state.review_desk
+
+
+Desk = Annotated[Any, Depends(the_desk)]
+
+
+@router.get("/review", include_in_schema=False, response_class=HTMLResponse)
+def review_page(desk: Desk) -> HTMLResponse:
     from judge.review.page import page
 
-    def who(authorization: str | None) -> Any:
-        return desk.who(authorization)
+    return HTMLResponse(page(desk.auth, desk.judge_version),
+                        headers={"Cache-Control": "no-store"})
 
-    @app.get("/review", include_in_schema=False, response_class=HTMLResponse)
-    def review_page() -> HTMLResponse:
-        return HTMLResponse(page(desk.auth, desk.judge_version),
-                            headers={"Cache-Control": "no-store"})
 
-    @app.get("/review/api/session", include_in_schema=False)
-    def session(judge: str | None = Query(None, max_length=200),
-                authorization: str | None = Header(None)) -> dict[str, Any]:
-        caller = who(authorization)
-        name = judge or desk.judge_version
-        if name is None:
-            raise ApiError(422, "judge: give the judge version whose queue to label "
-                           "(/review?judge=VERSION)", param="judge")
-        desk.version(name)
-        tax = load_taxonomy()
-        return {"labeled_by": desk.labeller(caller), "judge_version": name,
-                "classes": [[k, v.description] for k, v in tax.classes.items()]}
+@router.get("/review/api/session", include_in_schema=False)
+def session(desk: Desk, judge: str | None = Query(None, max_length=200),
+            authorization: str | None = Header(None)) -> dict[str, Any]:
+    from judge.ensemble.taxonomy import load_taxonomy
 
-    @app.post("/review/api/next", include_in_schema=False)
-    def next_run(request: Request, authorization: str | None = Header(None)) -> dict:
-        caller = who(authorization)
-        return {"card": next_card(desk, caller, _body(request, NextRequest))}
+    caller = desk.who(authorization)
+    name = judge or desk.judge_version
+    if name is None:
+        raise ApiError(422, "judge: give the judge version whose queue to label "
+                       "(/review?judge=VERSION)", param="judge")
+    desk.version(name)
+    tax = load_taxonomy()
+    return {"labeled_by": desk.labeller(caller), "judge_version": name,
+            "classes": [[k, v.description] for k, v in tax.classes.items()]}
 
-    @app.post("/review/api/labels", include_in_schema=False)
-    def label(request: Request, authorization: str | None = Header(None)) -> Response:
-        caller = who(authorization)
-        body = _body(request, ReviewLabel)
-        desk.version(body.judge_version)
-        review = review_of_pick(body.pick, body.judge_version,
-                                note=(body.note or "").strip() or None)
-        out = desk.add(caller, body, review)
-        return JSONResponse({**out, "judge_version": body.judge_version,
-                             "strategy": body.pick.strategy, "note": review.note},
-                            status_code=201)
 
-    @app.delete("/review/api/labels/{label_id}", include_in_schema=False)
-    def undo(label_id: int, authorization: str | None = Header(None)) -> dict[str, Any]:
-        from judge.review.store import undo as undo_label
+@router.post("/review/api/next", include_in_schema=False)
+def next_run(request: Request, desk: Desk, authorization: str | None = Header(None)) -> dict:
+    caller = desk.who(authorization)
+    return {"card": next_card(desk, caller, _body(request, NextRequest))}
 
-        caller = who(authorization)
-        run_id = undo_label(desk.ledger(caller), label_id, desk.labeller(caller))
-        if run_id is None:
-            raise ApiError(404, f"label {label_id}: no label this labeller made on the page")
-        return {"label_id": label_id, "run_id": run_id, "undone": True}
+
+@router.post("/review/api/labels", include_in_schema=False)
+def label(request: Request, desk: Desk, authorization: str | None = Header(None)) -> Response:
+    from judge.learn.select import review as review_of_pick
+
+    caller = desk.who(authorization)
+    body = _body(request, ReviewLabel)
+    desk.version(body.judge_version)
+    review = review_of_pick(body.pick, body.judge_version,
+                            note=(body.note or "").strip() or None)
+    out = desk.add(caller, body, review)
+    return JSONResponse({**out, "judge_version": body.judge_version,
+                         "strategy": body.pick.strategy, "note": review.note},
+                        status_code=201)
+
+
+@router.delete("/review/api/labels/{label_id}", include_in_schema=False)
+def undo(label_id: int, desk: Desk, authorization: str | None = Header(None)) -> dict[str, Any]:
+    from judge.review.store import undo as undo_label
+
+    caller = desk.who(authorization)
+    run_id = undo_label(desk.ledger(caller), label_id, desk.labeller(caller))
+    if run_id is None:
+        raise ApiError(404, f"label {label_id}: no label this labeller made on the page")
+    return {"label_id": label_id, "run_id": run_id, "undone": True}
+
+
+def add_review(app: FastAPI, desk: Any) -> None:
+    """Serve the review page and its calls from ``app`` (outside its OpenAPI schema)."""
+    app.state.review_desk = desk
+    app.include_router(router)
 
 
 def local_app(desk: LocalDesk) -> FastAPI:

@@ -3,7 +3,7 @@
 The bases: a synthetic bundle (``bench.synth``), a bundle made by ``rcjudge bundle create``
 from recordings in each codec PyAV writes here (H.264 with B-frames, plain H.264 that is
 copied, HEVC, AV1, VP9, MJPEG), and, where the sim extra is installed (CI has it), a MuJoCo
-rollout written by ``bench.sim`` at test time (``sim``-marked: a committed sim bundle would
+rollout written by ``judge.sim`` at test time (``sim``-marked: a committed sim bundle would
 go stale against the generator; making one takes ~4 s).
 
 Each mutation (byte flips in every file kind, truncations, manifest and attribution edits,
@@ -465,7 +465,7 @@ def test_fuzzed_bundles_are_one_line_or_identical(bases, fuzz_kit, tmp_path, cap
 
 @pytest.mark.sim
 def test_fuzzed_sim_bundle_is_one_line_or_identical(fuzz_kit, tmp_path, capsys):
-    from bench.sim.generate import make_config, write_sim_set
+    from judge.sim.generate import make_config, write_sim_set
 
     cfg = make_config(seed=11, tasks=("pick-place",), perturbation="none", width=96,
                       height=64, fps=8, duration_s=1.0, group_size=1)

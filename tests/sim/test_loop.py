@@ -22,8 +22,8 @@ def rcjudge(*args: str) -> subprocess.CompletedProcess:
 
 
 def test_v1_to_v2_loop_on_physics_rollouts(tmp_path, tiny_models):
-    from bench.sim.generate import make_config, write_sim_set
     from judge.ledgers.store import Ledger
+    from judge.sim.generate import make_config, write_sim_set
 
     bundles = tmp_path / "bundles"
     write_sim_set(bundles, 16, make_config(seed=5, tasks=("pick-place", "drawer-open"),

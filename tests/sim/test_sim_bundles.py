@@ -25,7 +25,7 @@ N = 4
 
 
 def write_set(out: Path, cfg: dict) -> tuple[list[Path], dict]:
-    from bench.sim.generate import make_config, write_sim_set
+    from judge.sim.generate import make_config, write_sim_set
 
     return write_sim_set(out, N, make_config(**cfg), workers=1)
 
@@ -191,9 +191,9 @@ def test_actuator_signal_bundles_name_the_profile_and_find_grasp_and_drop(tmp_pa
     release of a premature-release rollout within 0.1 s of the physics truth, where the
     force detector reading the motor effort fires a grasp at the close command."""
     from bench.contacts_eval import evaluate
-    from bench.sim.generate import make_config, write_sim_set
     from judge.bundle.decode import load_streams
     from judge.bundle.intake import intake
+    from judge.sim.generate import make_config, write_sim_set
 
     cfg = make_config(**{**CFG, "perturbation": "release", "duration_s": 3.0, "seed": 5},
                       gripper_signal="actuator")

@@ -17,8 +17,8 @@ pytestmark = pytest.mark.sim
 
 
 def cut_rollout(kind: str, env_seed: int, actuator: bool, **params):
-    from bench.sim.physics import ARM_JOINTS
     from judge.bundle.streams import Signals
+    from judge.sim.physics import ARM_JOINTS
 
     tr, lab, _ = run("pick-place", env_seed, kind, **params)
     s = Signals(t=tr.t, joint_names=ARM_JOINTS, position=tr.q, velocity=tr.qd, effort=tr.tau,

@@ -12,17 +12,17 @@ import sys
 import numpy as np
 import pytest
 
-from bench.sim.errors import SimDependencyError, SimError
-from bench.sim.generate import make_config, plan
-from bench.sim.labels import LabelRules, Trace, label
-from bench.sim.perturb import kinds_for
-from bench.sim.tasks import TASKS, resolve_tasks
+from judge.sim.errors import SimDependencyError, SimError
+from judge.sim.generate import make_config, plan
+from judge.sim.labels import LabelRules, Trace, label
+from judge.sim.perturb import kinds_for
+from judge.sim.tasks import TASKS, resolve_tasks
 from rcjudge.cli import main
 
 
-def test_importing_bench_and_the_cli_never_loads_the_simulator():
-    code = ("import sys, rcjudge.cli, bench.cli, bench.sim.generate, bench.sim.labels, "
-            "bench.sim.physics, bench.sim.truth_labels; rcjudge.cli.build_parser(); "
+def test_importing_the_sim_and_the_cli_never_loads_the_simulator():
+    code = ("import sys, rcjudge.cli, bench.cli, judge.sim.generate, judge.sim.labels, "
+            "judge.sim.physics, judge.sim.truth_labels; rcjudge.cli.build_parser(); "
             "print(sorted(m for m in ('mujoco', 'metaworld', 'gymnasium', 'av') "
             "if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
@@ -43,7 +43,7 @@ def test_unknown_tasks_and_bad_options_are_one_line_errors(capsys):
 
 
 def test_a_missing_stack_names_the_extra(monkeypatch, tmp_path, capsys):
-    from bench.sim import deps
+    from judge.sim import deps
 
     monkeypatch.setattr(deps, "missing", lambda: ["metaworld"])
     with pytest.raises(SimDependencyError, match=r"need metaworld: pip install -e '\.\[sim\]'"):
@@ -162,8 +162,8 @@ def test_far_from_the_object_is_no_attempt_and_progress_is_a_timeout():
 def test_truth_labels_work_on_synth_bundles(make_bundles, tmp_path):
     import json
 
-    from bench.sim.truth_labels import pick, write_truth_labels
     from judge.ledgers.labels import read_labels
+    from judge.sim.truth_labels import pick, write_truth_labels
 
     paths = make_bundles(6, seed=4, width=96, height=64, fps=10, duration_s=2.0)
     out = tmp_path / "synth.jsonl"
@@ -189,7 +189,7 @@ def test_truth_labels_label_exactly_the_runs_a_review_queue_file_names(make_bund
     # `rcjudge review next --json` picked (in rank order 0004, 0001), nothing else
     import json
 
-    from bench.sim.truth_labels import read_picks
+    from judge.sim.truth_labels import read_picks
 
     paths = make_bundles(6, seed=4, width=96, height=64, fps=10, duration_s=2.0)
     root = paths[0].parent
@@ -263,9 +263,9 @@ def test_runs_and_fraction_together_are_refused(make_bundles, tmp_path, capsys):
 def test_truth_labels_with_near_threshold_are_read_by_eval_only(make_bundles, tmp_path):
     import json
 
-    from bench.sim.truth_labels import write_truth_labels
     from judge.learn.truth import read_truth_file
     from judge.ledgers.labels import read_labels
+    from judge.sim.truth_labels import write_truth_labels
 
     paths = make_bundles(6, seed=4, width=96, height=64, fps=10, duration_s=2.0)
     flagged = paths[1] / "truth.json"

@@ -26,10 +26,10 @@ STEPS = 240  # 3 s
 
 @cache
 def run(task: str, env_seed: int, kind: str, **params):
-    from bench.sim.labels import label
-    from bench.sim.perturb import Perturbation
-    from bench.sim.physics import rollout
-    from bench.sim.tasks import TASKS
+    from judge.sim.labels import label
+    from judge.sim.perturb import Perturbation
+    from judge.sim.physics import rollout
+    from judge.sim.tasks import TASKS
 
     ro = rollout(TASKS[task], env_seed, Perturbation(kind, dict(params)), STEPS)
     fired = None if ro.fired_step is None else ro.fired_step * ro.trace.dt
@@ -128,10 +128,10 @@ def test_a_late_slow_expert_is_a_timeout_and_a_less_late_one_succeeds():
 def test_a_time_limit_cuts_the_run_it_would_have_been_and_labels_what_happened():
     """--min-duration: the expert is planned for the longest run (the slow one hesitates for
     60 % of 3 s) and the time limit cuts it: the cut trace is the start of the full one."""
-    from bench.sim.labels import label
-    from bench.sim.perturb import Perturbation
-    from bench.sim.physics import rollout
-    from bench.sim.tasks import TASKS
+    from judge.sim.labels import label
+    from judge.sim.perturb import Perturbation
+    from judge.sim.physics import rollout
+    from judge.sim.tasks import TASKS
 
     full, ok, _ = run("pick-place", 101, "slow", hesitate_frac=0.6, factor=0.6)
     assert ok.success

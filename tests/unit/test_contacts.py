@@ -68,7 +68,7 @@ def sim_grip(force: list[float], width_mm: list[float]):
     return t, np.array(width_mm, float) / 1e3, np.array(force, float)
 
 
-# A weak grip (bench.sim's weak_grip, sim-0009-0000): the fingers, squeezed from 100 mm onto
+# A weak grip (judge.sim's weak_grip, sim-0009-0000): the fingers, squeezed from 100 mm onto
 # a 38 mm puck, are told to hold about where they are; the squeeze fades and the puck drops
 # out while the fingers drift open to 63 mm — never back near the 100 mm they closed from.
 WEAK_F = [0.0] * 4 + [434.2, 848.1, 1115.8, 1069.8, 788.3, 565.5, 370.6, 273.9, 236.2, 242.7,

@@ -159,18 +159,19 @@ def test_cycles_finds_a_two_and_a_three_module_loop_and_nothing_else():
     assert _cycles(graph) == [("a", "b"), ("d", "e", "f")]
 
 
-#: Import cycles in judge/ that are still to be untangled (issue 30 untangled contacts ↔
-#: fingers, explain ↔ explain_rrd and batch.driver ↔ batch.run). A cycle that goes is simply
-#: deleted from here; a new one fails the test.
-KNOWN_CYCLES = {
-    ("judge.learn.memory", "judge.learn.train"),
-}
+#: Import cycles that are still to be untangled (issue 30 untangled contacts ↔ fingers,
+#: explain ↔ explain_rrd and batch.driver ↔ batch.run; issue 40 learn.memory ↔ learn.train
+#: and models.hf ↔ models.processing). A cycle that goes is simply deleted from here; a new
+#: one fails the test.
+KNOWN_CYCLES: set[tuple[str, ...]] = set()
 
 
-def test_judge_modules_import_one_way():
-    """No new import cycle among judge's modules, function-local imports included."""
-    graph = _module_graph("judge")
-    assert {"judge.bundle.fingers", "judge.explain_rrd"} <= set(graph)  # the parse saw them
+@pytest.mark.parametrize("package", ["judge", "models", "verdict", "rcjudge"])
+def test_modules_import_one_way(package):
+    """No import cycle among a package's modules, function-local imports included."""
+    graph = _module_graph(package)
+    if package == "judge":
+        assert {"judge.bundle.fingers", "judge.explain_rrd"} <= set(graph)  # the parse saw them
     assert [c for c in _cycles(graph) if c not in KNOWN_CYCLES] == []
 
 
@@ -183,3 +184,73 @@ def test_judge_api_imports_one_way():
            if m.startswith("judge.api.")}
     assert api["judge.api.routes"] >= {"judge.api.outcomes", "judge.api.service"}
     assert _cycles(api) == []
+
+
+def _imported_modules(path) -> set[str]:
+    """Every module a file imports (parsed: function-local imports and ``TYPE_CHECKING``
+    included): ``import a.b`` as ``a.b``; ``from a import b`` as ``a`` and ``a.b`` (``b`` may
+    be a module)."""
+    import ast
+
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module)
+            names.update(f"{node.module}.{a.name}" for a in node.names)
+    return names
+
+
+def _under(name: str, roots) -> bool:
+    return any(name == r or name.startswith(r + ".") for r in roots)
+
+
+def _layer_violations(root, floor, shell) -> dict[str, list[str]]:
+    """File -> what it imports across ``rcjudge``'s layers (rcjudge/__init__.py): a floor
+    module importing a package above it or a shell module; a module of ``judge``, ``models``
+    or ``verdict`` importing a shell module."""
+    shell_mods = {f"rcjudge.{m}" for m in shell}
+    above = ("judge", "models", "verdict", "bench", *sorted(shell_mods))
+    files = [(root / "rcjudge" / f"{m}.py", above) for m in floor]
+    files += [(p, tuple(sorted(shell_mods))) for folder in ("judge", "models", "verdict")
+              for p in sorted((root / folder).rglob("*.py"))]
+    wrong = {}
+    for path, forbidden in files:
+        bad = sorted(n for n in _imported_modules(path) if _under(n, forbidden))
+        if bad:
+            wrong[str(path.relative_to(root))] = bad
+    return wrong
+
+
+def test_rcjudge_is_a_floor_below_the_packages_and_a_shell_above_them():
+    """The floor imports no package above it and no shell module; nothing in judge, models
+    or verdict imports the shell; every module of rcjudge is in exactly one layer."""
+    from pathlib import Path
+
+    import rcjudge
+
+    root = Path(__file__).resolve().parents[2]
+    modules = sorted(p.stem for p in (root / "rcjudge").glob("*.py") if p.stem != "__init__")
+    assert sorted(rcjudge.FLOOR + rcjudge.SHELL) == modules
+    assert "rcjudge.strict_json" in _imported_modules(
+        root / "judge" / "api" / "routes.py")  # the parse sees ``from rcjudge import x``
+    assert _layer_violations(root, rcjudge.FLOOR, rcjudge.SHELL) == {}
+
+
+def test_layer_violations_names_a_floor_reaching_up_and_a_package_reaching_the_shell(
+        tmp_path):
+    for folder in ("rcjudge", "judge/api", "models", "verdict"):
+        (tmp_path / folder).mkdir(parents=True, exist_ok=True)
+    (tmp_path / "rcjudge" / "errors.py").write_text("import os\n")
+    (tmp_path / "rcjudge" / "home.py").write_text(
+        "from rcjudge import errors\n\ndef f():\n    from judge.api import service\n")
+    (tmp_path / "rcjudge" / "pages.py").write_text("from rcjudge.cli import main\n")
+    (tmp_path / "judge" / "api" / "x.py").write_text("from rcjudge import serve, errors\n")
+    (tmp_path / "models" / "y.py").write_text("import rcjudge.client\nimport rcjudge.home\n")
+    (tmp_path / "verdict" / "z.py").write_text("from rcjudge.progress import Progress\n")
+    assert _layer_violations(tmp_path, ("errors", "home", "pages"), ("cli", "serve", "client")) \
+        == {"rcjudge/home.py": ["judge.api", "judge.api.service"],
+            "rcjudge/pages.py": ["rcjudge.cli", "rcjudge.cli.main"],
+            "judge/api/x.py": ["rcjudge.serve"],
+            "models/y.py": ["rcjudge.client"]}

@@ -8,8 +8,8 @@ and the camera poses are drawn per rollout from ``rng(S, i)``. The same
 config and index always give the same bundle, byte for byte, in any worker.
 
 Bundles go through ``judge.bundle.create.assemble_bundle`` (the code path of
-``rcjudge bundle create``); frames are encoded by ``bench.synth.encode`` (H.264 Annex B,
-no B-frames, SPS/PPS on every keyframe).
+``rcjudge bundle create``); frames are encoded by ``judge.bundle.transcode.encode_frames``
+(H.264 Annex B, no B-frames, SPS/PPS on every keyframe).
 """
 
 from __future__ import annotations
@@ -31,11 +31,11 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
-from bench.sim.cameras import CAMERAS, CameraRanges, draw_poses
-from bench.sim.errors import SimError
-from bench.sim.labels import LabelRules, label
-from bench.sim.perturb import KINDS, Perturbation, draw, kinds_for
-from bench.sim.tasks import TASKS, SimTask, resolve_tasks
+from judge.sim.cameras import CAMERAS, CameraRanges, draw_poses
+from judge.sim.errors import SimError
+from judge.sim.labels import LabelRules, label
+from judge.sim.perturb import KINDS, Perturbation, draw, kinds_for
+from judge.sim.tasks import TASKS, SimTask, resolve_tasks
 from rcjudge.errors import describe_validation
 
 START_NS = 1_795_000_000_000_000_000  # 2026-11-18, t = 0 of simulated runs
@@ -49,7 +49,7 @@ class SimConfig(BaseModel):
 
     seed: int = Field(0, ge=0, description="Seed of the whole set; rollout i uses (seed, i).")
     tasks: tuple[str, ...] = Field(tuple(TASKS), min_length=1, description="Task keys "
-                                   "(bench.sim.tasks), cycled per group.")
+                                   "(judge.sim.tasks), cycled per group.")
     duration_s: float = Field(3.0, ge=1.0, le=30.0, description="Length of a rollout (s); "
                               "with min_duration_s, the longest.")
     min_duration_s: float | None = Field(
@@ -199,10 +199,10 @@ def attribution_for(task: SimTask, env_seed: int, versions: dict[str, str],
 
 def write_rollout(out: str | Path, cfg: SimConfig, index: int) -> dict:
     """Simulate, render, encode and write rollout ``index``; returns its truth."""
-    from bench.sim.physics import ARM_JOINTS, Render, rollout
-    from bench.synth import encode
     from judge.bundle.create import assemble_bundle
     from judge.bundle.streams import Signals
+    from judge.bundle.transcode import encode_frames
+    from judge.sim.physics import ARM_JOINTS, Render, rollout
 
     p = plan(cfg, index)
     task: SimTask = p["task"]
@@ -214,8 +214,8 @@ def write_rollout(out: str | Path, cfg: SimConfig, index: int) -> dict:
     lab = label(trace, cfg.labels)
     gop = max(1, round(cfg.gop_s * cfg.fps))
     times = steps * trace.dt  # (F,) s, the control steps the frames were rendered at
-    cameras = [replace(encode(iter(frames[c]), cfg.width, cfg.height, cfg.fps, gop, c), t=times)
-               for c in CAMERAS]
+    cameras = [replace(encode_frames(iter(frames[c]), cfg.width, cfg.height, cfg.fps, gop, c),
+                       t=times) for c in CAMERAS]
     t = trace.t
     actuator = cfg.gripper_signal == "actuator"
     signals = Signals(t=t, joint_names=ARM_JOINTS, position=trace.q, velocity=trace.qd,
@@ -293,7 +293,7 @@ def write_sim_set(out: str | Path, n: int, config: SimConfig | None = None, work
     if taken:
         raise SimError(f"--out {out}: {taken[0]} already exists ({len(taken)} of {n}); "
                        "bundles are never overwritten (another --out or --seed)")
-    from bench.sim import deps
+    from judge.sim import deps
 
     deps.require()
     out.mkdir(parents=True, exist_ok=True)

@@ -20,7 +20,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from bench.sim.errors import SimError
+from judge.sim.errors import SimError
 from rcjudge.errors import describe_validation
 
 #: The label fields a truth file gives, in the order of the label file.

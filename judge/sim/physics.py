@@ -1,7 +1,7 @@
 """Physics: one Meta-World rollout on MuJoCo, recorded as a trace plus rendered frames.
 
 The only module of the generator that imports ``mujoco`` and ``metaworld``, and only
-inside its functions (``bench.sim.deps.require`` runs first and sets ``MUJOCO_GL``).
+inside its functions (``judge.sim.deps.require`` runs first and sets ``MUJOCO_GL``).
 
 The env is built the way its scripted experts work (``docs/sim.md``): fully observable
 (the goal is in the observation; the partially observable default zeroes it and the
@@ -33,11 +33,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from bench.sim import deps
-from bench.sim.cameras import CAMERAS, CameraPose
-from bench.sim.labels import Trace
-from bench.sim.perturb import Perturbation, PerturbedExpert
-from bench.sim.tasks import SCENE_BODIES, SimTask
+from judge.sim import deps
+from judge.sim.cameras import CAMERAS, CameraPose
+from judge.sim.labels import Trace
+from judge.sim.perturb import Perturbation, PerturbedExpert
+from judge.sim.tasks import SCENE_BODIES, SimTask
 
 ARM_JOINTS = tuple(f"right_j{i}" for i in range(7))
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from bench.sim.errors import SimError
+from judge.sim.errors import SimError
 
 SCENE_BODIES = ("world", "tablelink", "RetainingWall")
 

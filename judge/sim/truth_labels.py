@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from bench.sim.errors import SimError
-from bench.sim.truth_mapping import TruthMapping, load_mapping, read_truth
+from judge.sim.errors import SimError
+from judge.sim.truth_mapping import TruthMapping, load_mapping, read_truth
 
 
 @dataclass(frozen=True)
@@ -102,7 +102,7 @@ def write_truth_labels(root: str | Path, out: str | Path, fraction: float | None
             which ``rcjudge eval`` reads for its near-threshold slice; ``labels import``
             refuses that column, so such a file is for eval only.
         mapping: a ``--mapping`` YAML file for truth files of another layout
-            (:mod:`bench.sim.truth_mapping`); default the project's ``truth.json``.
+            (:mod:`judge.sim.truth_mapping`); default the project's ``truth.json``.
     """
     from judge.ledgers.labels import COLUMNS, parse_row
 

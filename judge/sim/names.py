@@ -2,5 +2,5 @@
 
 from __future__ import annotations
 
-#: The perturbations of a scripted expert (:mod:`bench.sim.perturb`).
+#: The perturbations of a scripted expert (:mod:`judge.sim.perturb`).
 KINDS = ("none", "release", "weak_grip", "offset", "slow", "crash", "idle")

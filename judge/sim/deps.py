@@ -1,10 +1,10 @@
 """Availability of the simulator stack: one place that knows what the ``sim`` extra needs.
 
 MuJoCo and Meta-World are imported only inside the functions that simulate, so importing
-``bench`` (or ``bench.sim``) never loads them. Rendering is offscreen through EGL (Mesa
-on a CPU machine: Debian ``libegl1 libegl-mesa0 libgl1-mesa-dri libopengl0``); the
-backend is chosen with ``MUJOCO_GL``, which this module sets to ``egl`` unless the
-caller set it already.
+``judge.sim`` (or the CLI that registers ``rcjudge sim``) never loads them. Rendering is
+offscreen through EGL (Mesa on a CPU machine: Debian ``libegl1 libegl-mesa0
+libgl1-mesa-dri libopengl0``); the backend is chosen with ``MUJOCO_GL``, which this module
+sets to ``egl`` unless the caller set it already.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import ctypes.util
 import importlib.util
 import os
 
-from bench.sim.errors import SimDependencyError
+from judge.sim.errors import SimDependencyError
 
 EXTRA_HINT = ("pip install -e '.[sim]' (metaworld, mujoco, packaging) and "
               "apt-get install libegl1 libegl-mesa0 libgl1-mesa-dri libopengl0")

@@ -2,7 +2,7 @@
 
 A :class:`Perturbation` is drawn per rollout (kind + parameters) and recorded in
 ``truth.json`` as ``perturbation``. It is what was *done* to the policy, never the label:
-labels are computed afterwards from the physics trace (``bench.sim.labels``), so a
+labels are computed afterwards from the physics trace (``judge.sim.labels``), so a
 perturbation that happens not to matter (a slip that holds, a slow expert that still
 finishes) is labelled by what happened.
 
@@ -37,8 +37,8 @@ from typing import Any
 
 import numpy as np
 
-from bench.sim.names import KINDS
-from bench.sim.tasks import SimTask
+from judge.sim.names import KINDS
+from judge.sim.tasks import SimTask
 
 GRASP_ONLY = frozenset({"release", "weak_grip", "offset"})
 INTENDED = {"none": None, "release": "grasp.premature_release", "weak_grip": "grasp.slip",

@@ -1,7 +1,7 @@
 """Labels from the physics trace: attempt, success, failure class, contact times. Pure numpy.
 
 Nothing here knows which perturbation was injected: every label is a rule over what the
-simulator recorded (``bench.sim.physics``). The rules and their thresholds are
+simulator recorded (``judge.sim.physics``). The rules and their thresholds are
 :class:`LabelRules` (defaults documented in ``docs/sim.md``):
 
 * **success** — the task's own criterion, Meta-World's ``info["success"]``, holds at every

@@ -189,3 +189,46 @@ def test_an_empty_queue_says_why(team) -> None:
         f"The queue is empty: of the 7 runs {VERSION} judged this key sees, {n} have a label "
         f"and the other {held} are held out from labelling (the test part rcjudge train "
         "keeps, a dataset's held_out_eval split, tier-B runs).")
+
+
+def test_a_team_label_and_its_undo_through_the_api_role_on_postgresql(pg_db, make_bundles):
+    """On PostgreSQL, connected as ``rcjudge_api``: the lead's queue reads the dataset's runs
+    and its label and undo on the robot's run work through that role."""
+    import sqlalchemy as sa
+
+    from judge.api.service import JudgeService
+    from judge.ensemble.judge import Judge
+    from judge.ledgers.store import make_engine
+    from tests.api.conftest import TMP_ROOTS, fake_judges
+    from tests.api.test_review_page import review_version
+
+    url, test_schema = pg_db
+    judges = fake_judges(**{VERSION: lambda: Judge(review_version())})
+    JudgeService(url, judges=judges, test_schema=test_schema).close()  # the owner migrates
+    role_url = sa.make_url(make_engine(url).url).set(username="rcjudge_api")
+    service = JudgeService(role_url.render_as_string(hide_password=False), judges=judges,
+                           test_schema=test_schema, bundle_roots=TMP_ROOTS)
+    try:
+        store = OutcomeStore(service.modes["live"].engine)
+        store.create_dataset(DATASET)
+        robot = service.create_key("robot", "live", sorted(RIGHTS), dataset=DATASET)[0]
+        lead = service.create_key("lead", "live", ["labels:write"])[0]
+        store.grant(DATASET, service.authenticate(f"Bearer {lead}").key_id, "edit")
+        with TestClient(review_app(service)) as client:
+            runs = judge_runs(client, robot, make_bundles(8, seed=41, width=96, height=64,
+                                                         fps=10)[:3])
+            walked = _walk(client, lead)
+            assert walked and set(walked) <= set(runs)
+            card = _next(client, lead)["card"]
+            r = client.post("/review/api/labels", headers=bearer(lead), json={
+                "run_id": card["run_id"], "judge_version": VERSION, "pick": card["pick"],
+                "attempt": False, "success": False})
+            assert r.status_code == 201, r.text
+            [stored] = mine(service, robot).labels(card["run_id"])
+            assert stored.label.labeled_by == "lead"
+            gone = client.delete(f"/review/api/labels/{r.json()['label_id']}",
+                                 headers=bearer(lead))
+            assert gone.status_code == 200, gone.text
+            assert mine(service, robot).labels(card["run_id"]) == []
+    finally:
+        service.close()

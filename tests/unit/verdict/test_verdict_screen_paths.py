@@ -103,3 +103,22 @@ def test_cards_changed_since_their_checks_or_without_them_read_not_run(
                     task_spec=str(gold_dir / "task_spec.csv"),
                     dataset_index=str(gold_dir / "dataset_index.csv"), artifact=ARTIFACT)
     assert _panel(fresh) == [(str(n), "pass") for n in range(1, 15)]
+
+
+def test_rcjudge_serve_shows_the_cards_their_checks_and_rates(gold_dir: Path,
+                                                              tmp_path: Path) -> None:
+    from rcjudge.cli import build_parser
+    from rcjudge.serve import build
+    from tests.unit.verdict.test_verdict_screen_rates import judge_rates
+
+    cards, rates = tmp_path / "cards.json", tmp_path / "rates.json"
+    assert main(["verdict", *_tables(gold_dir), "--artifact", ARTIFACT,
+                 "--out", str(cards)]) == 0
+    rates.write_text(json.dumps(judge_rates({"lid-press-K": (40, 10, 6)})), encoding="utf-8")
+    app, closer = build(build_parser().parse_args(
+        ["serve", "--no-api", "--cards", str(cards), "--rates", str(rates)]))
+    assert closer is None
+    with TestClient(app) as client:
+        html = client.get("/").text
+    assert _panel(html) == [(str(n), "pass") for n in range(1, 15)]
+    assert 'data-task="lid-press-K" data-flip="whole"' in html

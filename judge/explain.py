@@ -16,7 +16,7 @@ import io
 import os
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from PIL import Image
@@ -169,6 +169,28 @@ def frame_cell(ev: Evidence, c: int, i: int, cls: str = "frame", label: str = ""
             f"src='{_jpeg(ev.images[c, i], width)}'>{label}{t:.3f} s</div>")
 
 
+PEAK_NOTE = ("peak: a force event's grip force (N); an impact's joint-effort residual (Nm) "
+             "and its robust z-score (σ); a finger event's held opening (mm)")
+
+
+def _peak(c: Any) -> str:
+    """A contact event's peak in its channel's unit (an impact: and its z-score)."""
+    value = c.peak if c.peak_value is None else c.peak_value
+    text = f"{value:.2f} {c.unit}".rstrip()
+    return f"{text} ({c.peak:.2f} σ)" if c.kind == "impact" else text
+
+
+def contacts_table(contacts: Any) -> str:
+    """The contact events: kind, times (s) and the peak with its unit."""
+    rows = "".join(f"<tr class='contact'><td>{_esc(c.kind)}</td><td class='num'>{c.t:.3f}"
+                   f"</td><td class='num'>{c.t_start:.3f}</td><td class='num'>"
+                   + ("—" if c.t_end is None else f"{c.t_end:.3f}")
+                   + f"</td><td class='num'>{_esc(_peak(c))}</td></tr>" for c in contacts)
+    return ("<table id='contacts'><tr><th>event</th><th>t (s)</th><th>start</th>"
+            f"<th>end</th><th>peak</th></tr>{rows or '<tr><td colspan=5>none</td></tr>'}"
+            f"</table><p class='meta'>{_esc(PEAK_NOTE)}</p>")
+
+
 def signal_plots(ev: Evidence, joints: bool = True, width: int = 900, height: int = 150
                  ) -> list[str]:
     """The gripper width and effort plots (and the joint efforts when ``joints``)."""
@@ -235,13 +257,7 @@ def render(ev: Evidence, judgment: Judgment) -> str:
                  + "<span style='background:#fff8c5'>dense window</span>"
                  "<span style='color:#0969da'>▮ shown to the models</span>"
                  "<span style='color:#8c959f'>▮ sampled</span></p>")
-    ev_rows = "".join(f"<tr class='contact'><td>{_esc(c.kind)}</td><td class='num'>{c.t:.3f}"
-                      f"</td><td class='num'>{c.t_start:.3f}</td><td class='num'>"
-                      + ("—" if c.t_end is None else f"{c.t_end:.3f}")
-                      + f"</td><td class='num'>{c.peak:.2f}</td></tr>" for c in ev.contacts)
-    parts.append("<table id='contacts'><tr><th>event</th><th>t (s)</th><th>start</th>"
-                 f"<th>end</th><th>peak</th></tr>{ev_rows or '<tr><td colspan=5>none</td></tr>'}"
-                 "</table>")
+    parts.append(contacts_table(ev.contacts))
     parts += signal_plots(ev)
     parts.append(f"<h2>Frames</h2><p class='meta'>{len(ev.targets)} sampled timestamps per "
                  f"camera; the {len(shown)} outlined in blue are the images every question "

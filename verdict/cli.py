@@ -39,6 +39,9 @@ def _screen_opts(p: argparse.ArgumentParser) -> None:
                    help="list each task's evaluation_run rows, linked to the explain pages in "
                         "DIR (written by rcjudge explain --runs FILE --out-dir DIR); needs the "
                         "tables")
+    p.add_argument("--rates", metavar="RATES.json",
+                   help="rectified success rates to show beside each card's success_rate "
+                        "(rcjudge rates --json: by task or policy,task; docs/verdict.md)")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -133,10 +136,16 @@ def _state(args: argparse.Namespace, cards: list[dict] | None, inputs: Any,
     from verdict.errors import VerdictInputError
     from verdict.reference import Reference
     from verdict.screen.app import ScreenState
+    from verdict.screen.checks_file import read_checks
     from verdict.screen.runs import task_runs
 
-    report = (run_checks(cards, Reference(inputs)).to_dict()
-              if cards is not None and inputs is not None else None)
+    note = ""
+    if cards is not None and inputs is not None:
+        report = run_checks(cards, Reference(inputs)).to_dict()
+    elif cards is not None and getattr(args, "cards", None):
+        report, note = read_checks(args.cards)  # the checks the cards were built with
+    else:
+        report = None
     title = (inputs.artifact if inputs is not None
              else (cards[0].get("model_artifact", "") if cards else ""))
     runs = None
@@ -151,7 +160,28 @@ def _state(args: argparse.Namespace, cards: list[dict] | None, inputs: Any,
             args.explain_dir, Path(html).resolve().parent)).as_posix() + "/")
         runs = task_runs(inputs, args.explain_dir, base)
     return ScreenState(cards, report, _read_cards(args.previous), args.grade_result, title,
-                       runs, args.explain_dir)
+                       runs, args.explain_dir, _rates(args, cards, inputs), note)
+
+
+def _rates(args: argparse.Namespace, cards: list[dict] | None, inputs: Any) -> Any:
+    """task_id -> the rectified rate of its cell, from ``--rates`` (None without it)."""
+    from verdict.errors import VerdictInputError
+    from verdict.screen.rates import card_rates, read_rates
+
+    path = getattr(args, "rates", None)
+    if path is None or cards is None:
+        return None
+    try:
+        doc = strict_json.load_file(path)
+    except (OSError, strict_json.StrictJsonError) as exc:
+        raise VerdictInputError(f"--rates {path}: {exc}") from None
+    by, cells = read_rates(doc, f"--rates {path}")
+    targets = {}
+    if inputs is not None:
+        spec = inputs.task_spec.to_pylist()
+        targets = {r["task_id"]: r["target_success_rate"] for r in spec
+                   if r.get("target_success_rate") is not None}
+    return card_rates(cards, by, cells, targets)
 
 
 def _cmd_build(args: argparse.Namespace) -> int:
@@ -163,11 +193,14 @@ def _cmd_build(args: argparse.Namespace) -> int:
     inputs = load_inputs(args.evaluation_run, args.task_spec, args.dataset_index, args.artifact)
     cards = [card_to_dict(c) for c in build_from_inputs(inputs)]
     text = json.dumps(cards, ensure_ascii=False, indent=2) + "\n"
+    state = _state(args, cards, inputs, args.html)
     if args.out:
+        from verdict.screen.checks_file import write_checks
+
         Path(args.out).write_text(text, encoding="utf-8")
+        write_checks(args.out, state.report)  # the screen shows them with the cards alone
     if args.html:
-        Path(args.html).write_text(_state(args, cards, inputs, args.html).page(),
-                                   encoding="utf-8")
+        Path(args.html).write_text(state.page(), encoding="utf-8")
     if args.json:
         sys.stdout.write(text)
     else:

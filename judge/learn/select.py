@@ -18,11 +18,12 @@ that ``rcjudge train --split-seed S --test-fraction F`` would not put in its tes
 (``rcjudge split``) holds out (its bundle is a sequence whose current outcome label is
 ``held_out_eval``), nor one the lab names as its own test set (``test_runs``,
 :func:`read_test_runs`): picking test runs by what the judge finds hard would bias the test
-part ``rcjudge eval`` scores on. Only the store's owner's runs and labels are read (an
-API key's queue is its own runs': no other owner's run moves a pick's rank or score), and
-only the splits of datasets that owner may edit. Read
-through a blind ledger (the Judge API's), a tier-B run's task is unknown, so its seed
-group is too, and it is never a candidate.
+part ``rcjudge eval`` scores on. Only the store's runs and labels are read (a ledger: its
+owner's; an API key's review page: its own and those of the datasets it may edit,
+``judge.review.reach``): no run outside them moves a pick's rank or score. A dataset's split
+counts for a run when the run's owner may edit the dataset. Read through a blind ledger
+(the Judge API's), a tier-B run's task is unknown, so its seed group is too, and it is
+never a candidate.
 
 Strategies (``docs/judge-quality.md``, "The review queue"):
 
@@ -376,7 +377,7 @@ def candidates(store, judge_version: str, *, split_seed: int = 0,
     held_out_eval = sa.exists().where(  # a dataset's split holds the run's bundle out
         seq.c.bundle_hash == r.c.bundle_hash, out_.c.dataset_id == seq.c.dataset_id,
         out_.c.sequence_uid == seq.c.sequence_uid, out_.c.is_current.is_(True),
-        out_.c.evaluation_membership == "held_out_eval", _edits(store, seq.c.dataset_id))
+        out_.c.evaluation_membership == "held_out_eval", _edits(r.c.owner, seq.c.dataset_id))
     with store.engine.connect() as conn:
         judged = conn.execute(sa.select(sa.func.count()).select_from(j)
                               .where(j.c.judge_version == judge_version,
@@ -388,11 +389,11 @@ def candidates(store, judge_version: str, *, split_seed: int = 0,
         rows = conn.execute(
             sa.select(j.c.run_id, j.c.answers, j.c.attempt_confidence, j.c.success_confidence,
                       j.c.success, *strata).join(r, r.c.run_id == j.c.run_id)
-            .where(j.c.judge_version == judge_version, r.c.owner == store.owner, ~has_label,
+            .where(j.c.judge_version == judge_version, store.mine(r.c.run_id), ~has_label,
                    ~held_out_eval)
             .order_by(j.c.run_id)).all()
         done = conn.execute(sa.select(*strata).where(has_label,
-                                                     r.c.owner == store.owner)).all()
+                                                     store.mine(r.c.run_id))).all()
     cfg = TrainConfig(test_fraction=test_fraction)
     out = []
     for row in rows:
@@ -414,13 +415,11 @@ def candidates(store, judge_version: str, *, split_seed: int = 0,
     return out, labelled
 
 
-def _edits(store, dataset_id) -> sa.ColumnElement:
-    """SQL: the store's owner may edit the dataset (the local operator: every dataset)."""
-    if store.owner == S.LOCAL_OWNER:
-        return sa.true()
+def _edits(owner, dataset_id) -> sa.ColumnElement:
+    """SQL: the run's ``owner`` may edit the dataset (the local operator: every dataset)."""
     g = S.dataset_grants
-    return sa.exists(sa.select(g.c.key_id).where(
-        g.c.dataset_id == dataset_id, g.c.key_id == store.owner, g.c.access == "edit"))
+    return sa.or_(owner == S.LOCAL_OWNER, sa.exists(sa.select(g.c.key_id).where(
+        g.c.dataset_id == dataset_id, g.c.key_id == owner, g.c.access == "edit")))
 
 
 def next_runs(store, judge_version: str, *, n: int = 20, strategy: str = "committee",

@@ -20,8 +20,8 @@ from judge.ensemble.judgment import Judgment
 from judge.explain import frame_cell, models_table, signal_plots, vote_line
 from judge.explain_evidence import Evidence
 
-FRAME_W = 160  # px, a frame on the review page
-PLOT_W, PLOT_H = 760, 120
+FRAME_W = 150  # px, a frame on the review page: the end state and an event side by side at 1280
+PLOT_W, PLOT_H = 540, 120  # the right column's width at 1280 px, and a 600 px window's
 
 
 def moments(ev: Evidence) -> list[tuple[str, list[int]]]:
@@ -44,14 +44,19 @@ def _esc(x: object) -> str:
 
 
 def frames_html(ev: Evidence) -> str:
-    """The moments side by side; in each, one row of frames per camera."""
+    """The moments side by side, the end state first (what *succeeded?* is answered from,
+    on screen without scrolling), then the contact events in time order; in each, one
+    named row of frames per camera."""
+    *events, end = moments(ev)
     parts = []
-    for title, idx in moments(ev):
+    for title, idx in (end, *events):
         kind = title.split(" ", 1)[0] if title != "end state" else "end"
         parts.append(f"<section class='moment' data-kind='{_esc(kind)}'><h4>{_esc(title)}</h4>")
         for c, cam in enumerate(ev.cameras):
-            parts.append(f"<div class='cam' data-camera='{_esc(cam)}'>"
-                         + "".join(frame_cell(ev, c, i, width=FRAME_W) for i in idx) + "</div>")
+            parts.append(f"<div class='cam' data-camera='{_esc(cam)}'><div class='camname'>"
+                         f"{_esc(cam)}</div><div class='row'>"
+                         + "".join(frame_cell(ev, c, i, width=FRAME_W) for i in idx)
+                         + "</div></div>")
         parts.append("</section>")
     return "".join(parts)
 
@@ -66,7 +71,7 @@ def card(ev: Evidence, judgment: Judgment, pick: Any) -> dict[str, Any]:
                  f"<code>{_esc(ev.task_id)}</code> · {ev.duration_s:.2f} s · "
                  f"{len(ev.contacts)} contact event(s)</p><p class='meta'>instruction: "
                  f"<q>{_esc(ev.instruction)}</q></p>"),
-        "judgment": vote_line(judgment) + models_table(judgment),
+        "judgment": vote_line(judgment) + f"<div class='scroll'>{models_table(judgment)}</div>",
         "plots": "".join(signal_plots(ev, joints=False, width=PLOT_W, height=PLOT_H)),
         "frames": frames_html(ev),
     }

@@ -11,7 +11,15 @@ step, ``s`` skips the run, ``u`` undoes the last label (the run comes back to be
 again). The page holds the next two cards before they are needed, so saving shows the
 next run at once, while the label is written in the background; a label the server
 refuses brings its run back with the reason. The bar shows the session's labels and
-labels per hour (over the session so far, counted over at least a minute).
+labels per hour (over the session so far, counted over at least a minute). Nothing of one
+run carries to the next (answers, the class search, its list and highlight). An empty queue
+says why, as the server counts it (``POST /review/api/queue``, :mod:`judge.review.queue`).
+
+Layout: two columns from 900 px (the run's head, the frames with the end state first, and
+beside them the form, the models and the gripper plots); below, one column in the order
+head, form, frames, models, plots. At 1280 × 800 the end state is on screen without
+scrolling, and at 600 px nothing is wider than the window (tests/browser/
+test_review_page_layout.py).
 """
 
 from __future__ import annotations
@@ -22,28 +30,41 @@ from judge.explain import CSS as EXPLAIN_CSS
 
 CSS = """
 body{margin:0} #bar{position:sticky;top:0;background:#f6f8fa;border-bottom:1px solid #d0d7de;
-  padding:6px 16px;display:flex;gap:16px;align-items:baseline;z-index:2}
-#bar .status{color:#57606a} #bar .status.bad{color:#cf222e}
-#models td{overflow-wrap:normal;white-space:nowrap} #main{padding:8px 16px}
+  padding:6px 16px;display:flex;flex-wrap:wrap;gap:4px 16px;align-items:baseline;z-index:2}
+#bar .status{color:#57606a;overflow-wrap:anywhere} #bar .status.bad{color:#cf222e}
+#main{padding:8px 16px}
 #card:not([hidden]){display:flex;gap:16px}
-#left{flex:1 1 55%;min-width:0} #right{flex:1 1 45%;min-width:0}
-h1{font-size:17px} h2{font-size:14px;margin:10px 0 4px} h4{margin:4px 0;font-size:13px}
-#why{background:#ddf4ff;border-radius:4px;padding:4px 8px;margin:4px 0}
-#frames{display:flex;flex-wrap:wrap;gap:10px}
-.moment{border:1px solid #d0d7de;border-radius:4px;padding:4px}
+#left{flex:1 1 58%;min-width:0} #right{flex:1 1 42%;min-width:0}
+h1{font-size:17px;margin:4px 0} h2{font-size:14px;margin:10px 0 4px} h4{margin:2px 0;font-size:13px}
+#head .meta{margin:2px 0}
+#why{background:#ddf4ff;border-radius:4px;padding:4px 8px;margin:4px 0;overflow-wrap:anywhere}
+#frames{display:flex;flex-wrap:wrap;gap:8px}
+.moment{border:1px solid #d0d7de;border-radius:4px;padding:4px;min-width:0;max-width:100%}
 .moment[data-kind=end]{border-color:#8250df}
-.moment .cam{padding-bottom:2px}
+.moment .cam{display:block;padding-bottom:2px}
+.moment .row{display:flex;flex-wrap:wrap;gap:4px}
+.camname{font:11px ui-monospace,monospace;color:#57606a;overflow-wrap:anywhere}
+.frame img{max-width:100%;height:auto}
+.scroll{max-width:100%;overflow-x:auto}
+#models{font-size:12px} #models td,#models th{padding:2px 6px}
 #form{border:2px solid #d0d7de;border-radius:6px;padding:6px 10px;margin-bottom:8px}
 .step{padding:3px 0;color:#8c959f} .step.active{color:#24292f;font-weight:600}
 .step.done{color:#57606a} .step .val{margin-left:6px;font-weight:600}
 kbd{border:1px solid #d0d7de;border-bottom-width:2px;border-radius:3px;padding:0 4px;
   font:12px ui-monospace,monospace;background:#fff}
-#class,#note{width:70%;font:14px system-ui,sans-serif;padding:2px 4px}
+#class,#note{width:100%;max-width:28em;font:14px system-ui,sans-serif;padding:2px 4px}
+.hint{color:#57606a;font-size:12px;font-weight:400}
 #classes{margin:4px 0 0;padding-left:0;list-style:none;max-height:220px;overflow:auto}
-#classes li{padding:1px 4px;font-size:12px;color:#57606a} #classes li code{color:#24292f}
+#classes li{padding:1px 4px;font-size:12px;color:#57606a;overflow-wrap:anywhere}
+#classes li code{color:#24292f}
 #classes li.hi{background:#0969da;color:#fff} #classes li.hi code{color:#fff}
-.keys{color:#57606a;font-size:12px;margin:4px 0} #empty{padding:24px}
-#keyform{padding:24px} #key{width:28em}
+.keys{color:#57606a;font-size:12px;margin:4px 0} #empty{padding:24px;overflow-wrap:anywhere}
+#keyform{padding:24px} #key{width:100%;max-width:28em}
+figure.plotbox{max-width:100%}
+@media (max-width:900px){#card:not([hidden]){flex-direction:column;gap:6px} #main{padding:8px}
+  #bar{padding:6px 8px} #left,#right{display:contents}
+  #head{order:1} #why{order:2} #form{order:3} .keys{order:4} #frames{order:5}
+  #judgment{order:6} #plots{order:7}}
 """
 
 SCRIPT = r"""
@@ -120,7 +141,9 @@ function show(card) {
   $('frames').innerHTML = card.frames;
   $('judgment').innerHTML = card.judgment;
   $('plots').innerHTML = card.plots;
+  // nothing of the run before carries over: answers, search, its class list and highlight
   $('class').value = ''; $('note').value = '';
+  S.matches = []; S.hi = -1; drawClasses();
   for (const v of ['attempt', 'success', 'class']) $('v-' + v).textContent = '';
   if (!S.started) S.started = Date.now();
   step('attempt'); stats(); fill();
@@ -129,10 +152,18 @@ function advance() {
   if (S.buffer.length) return show(S.buffer.shift());
   S.cur = null; $('card').hidden = true;
   const e = $('empty'); e.hidden = false;
-  e.textContent = S.exhausted
-    ? `The queue is empty: every run ${S.judge} judged outside the test part has a label.`
-    : 'Loading the next run…';
+  e.textContent = S.exhausted ? 'The queue is empty.' : 'Loading the next run…';
+  if (S.exhausted) why();
   step(null);
+}
+async function why() {
+  // the server counts why nothing is left (judge.review.queue): no runs visible, none
+  // judged by this version, all labelled, the rest held out, or all shown here already
+  try {
+    const doc = await call('POST', '/review/api/queue',
+                           {judge_version: S.judge, strategy: S.strategy, exclude: [...S.seen]});
+    if (!S.cur) { $('empty').textContent = doc.detail; $('empty').dataset.reason = doc.reason; }
+  } catch (e) { flash(e.message, true); }
 }
 
 function step(name) {
@@ -288,6 +319,7 @@ def page(auth: str, judge_version: str | None) -> str:
     ``judge_version``: the version it labels, None to take ``?judge=`` from its URL."""
     judge = html.escape(judge_version or "", quote=True)
     return f"""<!doctype html><html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
 <title>rcjudge review</title><style>{EXPLAIN_CSS}{CSS}</style></head>
 <body data-auth="{html.escape(auth, quote=True)}" data-judge="{judge}">
 <div id="bar"><b>rcjudge review</b><span>labeller <b id="who"></b></span>
@@ -304,11 +336,12 @@ def page(auth: str, judge_version: str | None) -> str:
 <div class="step" data-step="success">Succeeded? <kbd>y</kbd> / <kbd>n</kbd>
 <span class="val" id="v-success"></span></div>
 <div class="step" data-step="class">Failure class <span class="val" id="v-class"></span><br>
-<input id="class" autocomplete="off"
-placeholder="type to search the taxonomy; Enter with nothing typed: no class">
+<input id="class" autocomplete="off" placeholder="search the taxonomy">
+<div class="hint">type to filter · <kbd>↑</kbd> <kbd>↓</kbd> · <kbd>Enter</kbd> takes it;
+<kbd>Enter</kbd> with nothing typed: no class</div>
 <ol id="classes"></ol></div>
-<div class="step" data-step="note">Note <input id="note" autocomplete="off"
-placeholder="optional; Enter saves the label"></div></div>
+<div class="step" data-step="note">Note <span class="hint">optional; <kbd>Enter</kbd> saves
+the label</span><br><input id="note" autocomplete="off"></div></div>
 <p class="keys"><kbd>Esc</kbd> back · <kbd>s</kbd> skip · <kbd>u</kbd> undo the last label</p>
 <div id="judgment"></div><div id="plots"></div></div></div></div>
 <script>{SCRIPT}</script></body></html>"""

@@ -5,12 +5,12 @@ Two desks serve the same routes:
 * :class:`KeyDesk` (``rcjudge serve``; judge versions read by name as ``/v1/judge-versions``
   reads them, their models never loaded for the page): every call carries an API key with
   ``labels:write`` (``Authorization: Bearer``; the page asks for it once per tab). The key's
-  mode database is labelled, its queue is computed over the key's own runs and labels only
-  (as ``GET /v1/runs``; no other key's run moves a rank or score), undo reaches only
-  labels of its runs,
-  and a label is written by :meth:`judge.api.service.JudgeService.add_label` — the check,
-  the ownership rule and the ``calibration.disagreement`` event of ``POST /v1/runs/{id}/
-  labels`` — with ``labeled_by`` the key's name.
+  mode database is labelled; its queue is computed over the runs it reviews
+  (:mod:`judge.review.reach`: its own, and those of the datasets it holds an edit grant on,
+  whoever judged them; no run outside them moves a rank or score). A label on its own run is
+  written by :meth:`judge.api.service.JudgeService.add_label` (the check, the ownership rule
+  and the ``calibration.disagreement`` event of ``POST /v1/runs/{id}/labels``), on a run of
+  such a dataset into that run's owner's ledger; ``labeled_by`` is the key's name.
 * :class:`LocalDesk` (``rcjudge review serve``): one ledger and one judge version on
   loopback, no keys; ``labeled_by`` is the operator named when it was started.
 
@@ -19,14 +19,17 @@ checks, :func:`judge.ledgers.labels.check_label`): a refusal is a 422 naming the
 
 Calls: ``GET /review/api/session?judge=V`` (who labels, the taxonomy), ``POST
 /review/api/next`` (the first pick not excluded, drawn as a card), ``POST
+/review/api/queue`` (why there is none: :mod:`judge.review.queue`), ``POST
 /review/api/labels`` (201 the stored label), ``DELETE /review/api/labels/{id}`` (undo).
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from typing import Annotated, Any
 
+import sqlalchemy as sa
 from fastapi import APIRouter, Depends, FastAPI, Header, Query, Request
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError
@@ -35,6 +38,7 @@ from judge.api.catalog import checked_label
 from judge.api.errors import ApiError
 from judge.ensemble.version import JudgeVersion
 from judge.errors import JudgeError
+from judge.ledgers import schema as S
 from judge.ledgers.review import Review, Strategy
 from judge.ledgers.store import Ledger
 from rcjudge.errors import RcjudgeError
@@ -107,6 +111,21 @@ class LocalDesk:
     def ledger(self, who: Any) -> Ledger:
         return self._ledger
 
+    def queue(self, who: Any) -> Ledger:
+        """The store the queue ranks: the one ledger."""
+        return self._ledger
+
+    def run_ledger(self, who: Any, run_id: str) -> Ledger:
+        return self._ledger
+
+    def read_only(self, who: Any) -> list[str]:
+        return []
+
+    def undo(self, who: Any, label_id: int) -> str | None:
+        from judge.review.store import undo as undo_label
+
+        return undo_label(self._ledger, label_id, who)
+
     def version(self, name: str) -> JudgeVersion:
         if name != self.judge_version:
             raise ApiError(422, f"judge_version {name!r}: this page labels the queue of "
@@ -127,14 +146,19 @@ class LocalDesk:
         if self._ledger.get_run(body.run_id) is None:
             raise ApiError(404, f"run {body.run_id!r}: not in the ledger")
         _, label_id = write(self._ledger, label, review)
-        return {"label_id": label_id, "run_id": label.run_id, "attempt": label.attempt,
-                "success": label.success, "failure_class": label.failure_class,
-                "labeled_by": label.labeled_by,
-                "labeled_at": label.labeled_at.isoformat().replace("+00:00", "Z")}
+        return _label_json(label_id, label)
 
 
 class KeyDesk:
-    """The Judge API's keys: ``rcjudge serve``."""
+    """The Judge API's keys: ``rcjudge serve``.
+
+    A key's queue is its :class:`judge.review.reach.Reach`: its own runs and those of the
+    datasets it holds an edit grant on. A label on its own run goes through
+    :meth:`judge.api.service.JudgeService.add_label`; on a run of a dataset it may edit, into
+    the run's owner's ledger, checked the same way, ``labeled_by`` the key's name. Undo
+    reaches the key's labels on its own runs, and on others' runs the labels this server
+    wrote for the key since it started.
+    """
 
     auth = "key"
     judge_version = None
@@ -146,6 +170,8 @@ class KeyDesk:
         self.service = service
         self._load_version = load_version or load_judge_version
         self._versions: dict[str, JudgeVersion] = {}
+        self._written: dict[str, set[int]] = {}  # key id -> labels it wrote on others' runs
+        self._lock = threading.Lock()
 
     def who(self, authorization: str | None) -> Any:
         caller = self.service.authenticate(authorization)
@@ -153,8 +179,24 @@ class KeyDesk:
         return caller
 
     def ledger(self, who: Any) -> Ledger:
-        """The key's own ledger: its queue, cards and undo reach only its runs."""
+        """The key's own ledger: its runs and their labels."""
         return self.service.modes[who.mode].ledger_of(who)
+
+    def queue(self, who: Any) -> Any:
+        """The runs the key reviews (:class:`judge.review.reach.Reach`)."""
+        from judge.review.reach import Reach
+
+        return Reach(self.service.modes[who.mode].engine, who.key_id)
+
+    def run_ledger(self, who: Any, run_id: str) -> Ledger:
+        """The ledger of ``run_id``'s owner, for a run in the key's reach (else 404)."""
+        owner = self.queue(who).owner_of(run_id)
+        if owner is None:
+            raise ApiError(404, f"run {run_id!r}: no such run for this key")
+        return self.service.modes[who.mode].ledger.owned_by(owner)
+
+    def read_only(self, who: Any) -> list[str]:
+        return self.queue(who).read_only()
 
     def version(self, name: str) -> JudgeVersion:
         """The version's config (what sampling and the question images follow); its
@@ -169,42 +211,74 @@ class KeyDesk:
     def labeller(self, who: Any) -> str:
         return who.name
 
-    def visible(self, who: Any) -> set[str] | None:
-        with self.service.modes[who.mode].engine.connect() as conn:
-            return {r[0] for r in conn.execute(self.service._owned_run_ids(conn, who)).all()}
-
     def add(self, who: Any, body: ReviewLabel, review: Review) -> dict[str, Any]:
         from judge.api.protocol import LabelRequest
+        from judge.review.store import write
 
-        _, out = self.service.add_label(who, body.run_id, LabelRequest(
-            attempt=body.attempt, success=body.success, failure_class=body.failure_class,
-            labeled_by=who.name), review)
-        return out.model_dump(mode="json")
+        owner = self.queue(who).owner_of(body.run_id)
+        if owner is None or owner == who.key_id:  # its own run (or none: the API's 404)
+            _, out = self.service.add_label(who, body.run_id, LabelRequest(
+                attempt=body.attempt, success=body.success,
+                failure_class=body.failure_class, labeled_by=who.name), review)
+            return out.model_dump(mode="json")
+        label = checked_label(body.run_id, body.attempt, body.success, body.failure_class,
+                              who.name, None)
+        _, label_id = write(self.service.modes[who.mode].ledger.owned_by(owner), label, review)
+        with self._lock:
+            self._written.setdefault(who.key_id, set()).add(label_id)
+        return _label_json(label_id, label)
+
+    def undo(self, who: Any, label_id: int) -> str | None:
+        from judge.review.store import undo as undo_label
+
+        run_id = undo_label(self.ledger(who), label_id, who.name)
+        with self._lock:
+            ours = label_id in self._written.get(who.key_id, set())
+        if run_id is not None or not ours:
+            return run_id
+        t = S.operator_labels
+        mode = self.service.modes[who.mode]
+        with mode.engine.connect() as conn:
+            run = conn.execute(sa.select(t.c.run_id).where(t.c.label_id == label_id)).scalar()
+        owner = None if run is None else self.queue(who).owner_of(run)
+        if owner is None:
+            return None
+        run_id = undo_label(mode.ledger.owned_by(owner), label_id, who.name)
+        if run_id is not None:
+            with self._lock:
+                self._written[who.key_id].discard(label_id)
+        return run_id
+
+
+def _label_json(label_id: int, label: Any) -> dict[str, Any]:
+    return {"label_id": label_id, "run_id": label.run_id, "attempt": label.attempt,
+            "success": label.success, "failure_class": label.failure_class,
+            "labeled_by": label.labeled_by,
+            "labeled_at": label.labeled_at.isoformat().replace("+00:00", "Z")}
 
 
 def next_card(desk: Any, who: Any, req: NextRequest) -> dict[str, Any] | None:
-    """The card of the queue's first pick that ``who`` may see and the page does not hold,
-    or None when there is none."""
+    """The card of the queue's first pick that the page does not hold, or None when there
+    is none (:func:`queue_why` says why)."""
     from judge.explain_evidence import gather
     from judge.learn.select import SelectError, next_runs
     from judge.review.card import card
 
-    ledger, version = desk.ledger(who), desk.version(req.judge_version)
-    visible, exclude = desk.visible(who), set(req.exclude)
+    store, version = desk.queue(who), desk.version(req.judge_version)
+    exclude = set(req.exclude)
     n = len(exclude) + 1
     while True:
         try:
-            picks = next_runs(ledger, req.judge_version, n=n, strategy=req.strategy)
-        except SelectError as exc:
-            raise ApiError(422, str(exc).replace("--judge", "judge_version", 1),
-                           param="judge_version") from None
-        pick = next((p for p in picks if p.run_id not in exclude
-                     and (visible is None or p.run_id in visible)), None)
+            picks = next_runs(store, req.judge_version, n=n, strategy=req.strategy)
+        except SelectError:  # the version judged none of the runs here: an empty queue
+            return None
+        pick = next((p for p in picks if p.run_id not in exclude), None)
         if pick is not None or len(picks) < n:
             break
         n *= 2
     if pick is None:
         return None
+    ledger = desk.run_ledger(who, pick.run_id)
     run = ledger.get_run(pick.run_id)
     judgment = ledger.get_judgment(pick.run_id, req.judge_version)
     try:
@@ -213,6 +287,20 @@ def next_card(desk: Any, who: Any, req: NextRequest) -> dict[str, Any] | None:
         raise ApiError(422, f"run {pick.run_id}: its bundle cannot be read now: {exc}",
                        run_id=pick.run_id) from None
     return card(ev, judgment, pick)
+
+
+def queue_why(desk: Any, who: Any, req: NextRequest) -> dict[str, Any]:
+    """Why the queue has no card for the page: a reason code, one line, and the counts
+    (:mod:`judge.review.queue`)."""
+    from dataclasses import asdict
+
+    from judge.review.queue import empty_reason, queue_state
+
+    desk.version(req.judge_version)
+    state = queue_state(desk.queue(who), req.judge_version, set(req.exclude))
+    reason, line = empty_reason(state, req.judge_version, key=desk.auth == "key",
+                                read_only=desk.read_only(who))
+    return {"reason": reason, "detail": line, **asdict(state)}
 
 
 #: The review page and its calls, outside the OpenAPI schema; each reads its desk from
@@ -273,12 +361,16 @@ def label(request: Request, desk: Desk, authorization: str | None = Header(None)
                         status_code=201)
 
 
+@router.post("/review/api/queue", include_in_schema=False)
+def queue(request: Request, desk: Desk, authorization: str | None = Header(None)) -> dict:
+    caller = desk.who(authorization)
+    return queue_why(desk, caller, _body(request, NextRequest))
+
+
 @router.delete("/review/api/labels/{label_id}", include_in_schema=False)
 def undo(label_id: int, desk: Desk, authorization: str | None = Header(None)) -> dict[str, Any]:
-    from judge.review.store import undo as undo_label
-
     caller = desk.who(authorization)
-    run_id = undo_label(desk.ledger(caller), label_id, desk.labeller(caller))
+    run_id = desk.undo(caller, label_id)
     if run_id is None:
         raise ApiError(404, f"label {label_id}: no label this labeller made on the page")
     return {"label_id": label_id, "run_id": run_id, "undone": True}

@@ -209,10 +209,12 @@ def test_a_key_labels_only_its_own_runs_and_undoes_only_its_own_labels(desk):
     label_id = client.post("/review/api/labels", headers=bearer(key), json=_label(
         card, attempt=True, success=True)).json()["label_id"]
     other = service.create_key("cy", "live", ["labels:write"])[0]
-    empty = _next(client, other).json()  # it judged none of them: its queue has no version
-    assert (empty["status"], empty["detail"]) == (422, (
-        f"judge_version {VERSION!r}: no judgment of this version in the ledger (versions "
-        "with judgments: none)"))
+    # it judged none of them and holds no dataset grant: an empty queue, and why
+    assert _next(client, other).json() == {"card": None}
+    why = client.post("/review/api/queue", headers=bearer(other), json={
+        "judge_version": VERSION, "strategy": "committee", "exclude": []}).json()
+    assert (why["reason"], why["visible"], why["judged"]) == ("no-runs", 0, 0)
+    assert why["detail"].startswith("The queue is empty: no runs are visible to this key.")
     r = client.post("/review/api/labels", headers=bearer(other), json=_label(
         card, attempt=True, success=True))
     assert r.status_code == 404

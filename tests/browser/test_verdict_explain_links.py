@@ -80,7 +80,8 @@ def test_runs_linked_to_explain_pages(make_bundles, tmp_path: Path, artifacts_di
     first = next(r for r in rows if r["episode_id"] == run_ids[0])
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
-        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        # a Korean browser: the English gloss starts off (test_verdict_screen_widths.py)
+        page = browser.new_page(viewport={"width": 1400, "height": 1000}, locale="ko-KR")
         page.goto(screen.as_uri())
         card = page.locator(f'section[data-round="current"] details.card'
                             f'[data-task="{first["task_id"]}"]')

@@ -69,7 +69,8 @@ def test_screen_in_chromium(server: str, artifacts_dir: Path) -> None:
 
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
-        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        # a Korean browser: the English gloss starts off (test_verdict_screen_widths.py)
+        page = browser.new_page(viewport={"width": 1400, "height": 1000}, locale="ko-KR")
         page.goto(server)
         assert page.title() == "다음 수집 판정 RLDX-1-rc7"
 

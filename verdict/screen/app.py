@@ -16,6 +16,7 @@ from fastapi import FastAPI, HTTPException
 from fastapi.responses import FileResponse, HTMLResponse, JSONResponse
 
 from verdict.grade import read_result
+from verdict.screen.rates import CardRate
 from verdict.screen.render import render_page
 from verdict.screen.runs import RunLink
 
@@ -31,12 +32,14 @@ class ScreenState:
     title: str = ""
     runs: dict[str, list[RunLink]] | None = None  # task_id -> runs linked to explain pages
     explain_dir: str | None = None  # served under /explain/
+    rates: dict[str, CardRate] | None = None  # task_id -> the rectified rate of its cell
+    checks_note: str = ""  # why ``report`` is None (verdict.screen.checks_file)
 
     def page(self) -> str:
         """Render the page now (re-reading the grade result file)."""
         return render_page(self.cards, self.report, self.previous,
                            read_result(self.grade_path), self.grade_path, self.title,
-                           self.runs)
+                           self.runs, self.rates, self.checks_note)
 
 
 def create_app(state: ScreenState) -> FastAPI:

@@ -38,7 +38,9 @@ def test_before_new_records_the_last_round_shows(seed_cards: list[dict], tmp_pat
     assert '<section data-round="previous">' in html
     assert html.count('<details class="card"') == 7
     assert '<span id="self-grade-figure"></span>' in html
-    assert html.count('<span class="na">미실행</span>') == 14  # no tables: checks not run
+    # no cards this round, no tables: the panel's 14 checks read not run, the seven saved
+    # cards' 14 each too
+    assert html.count('data-state="not-run"') == 14 + 7 * 14
     write_result(grade(gold_dir), grade_file)  # the runner writes a result: figure appears
     assert '<span id="self-grade-figure">30/30</span>' in client.get("/").text
     assert client.get("/api/cards").json() == {"current": None, "previous": seed_cards}

@@ -60,6 +60,8 @@ def test_task_runs_rows_links_and_exempt(tmp_path: Path):
     cards = [card_to_dict(c) for c in build_from_inputs(inputs)]
     html = render_page(cards, runs=got)
     pick = html.split('data-task="pick"', 1)[1].split("</details>", 1)[0]
+    pick = re.sub(r'<(span|div) class="en" lang="en">[^<]*</\1>', "", pick)  # glosses out
+    pick = re.sub(r'<span class="ko"( title="[^"]*")?>([^<]*)</span>', r"\2", pick)
     assert re.findall(r'<tr data-run="([^"]+)"><td class="task">[^<]*</td><td>([^<]*)</td>'
                       r"<td>(.*?)</td><td>(.*?)</td></tr>", pick) == [
         ("pick-1", "실패", "grasp.slip", '<span class="na">페이지 없음</span>'),

@@ -213,7 +213,8 @@ def fmt_diff(d: Mapping[str, Any]) -> str:
     return f"{d['estimate']:+.3f} [{d['low']:+.3f}, {d['high']:+.3f}]{p}"
 
 
-def _reading_lines(e: Mapping[str, Any], truth: bool) -> list[str]:
+def reading_lines(e: Mapping[str, Any], truth: bool) -> list[str]:
+    """The three readings of one entry (and the truth's, the disagreement note)."""
     jo = e["judge_only"]
     lines = [f"    {'judge-only (uncorrected)':<30}{fmt_rate(jo):<26}the judge's votes "
              "counted as the truth"]
@@ -254,13 +255,13 @@ def format_rates(r: Mapping[str, Any]) -> str:
         lines += ["", "cell " + " · ".join(e["cell"]),
                   f"  runs judged {e['runs_judged']}, covered {e['runs_covered']}, labelled "
                   f"{e['labels']}" + (f" ({e['design']} sample)" if e["labels"] else "")]
-        lines += _reading_lines(e, truth)
+        lines += reading_lines(e, truth)
     p = r["pooled"]
     if p is not None:
         lines += ["", f"pooled over {p['cells']} cells (labels-only and rectified: the "
                   f"{p['cells_covered']} with covered runs, stratified, weighted by their runs)",
                   f"  runs judged {p['runs_judged']}, covered {p['runs_covered']}"]
-        lines += _reading_lines(p, truth)
+        lines += reading_lines(p, truth)
     if r["left_out"]:
         lines += ["", "left out of the labels-only and rectified readings:"]
         lines += [f"  {x['detail']}" for x in r["left_out"]]

@@ -40,6 +40,7 @@ from judge.learn.rates import (
 UNCOVERED = ("no run of this cell is inside a sampling round's frame usable for this "
              "version: no labels-only or rectified reading")
 DEMO_TRUTH = "truth (known only in a demo)"
+POOLED = ("all",)  # the cell rates.compare gives its pooled comparison
 
 
 def _none(reading: str, n_runs: int, note: str, alpha: float) -> Rate:
@@ -170,8 +171,11 @@ def compare_report(inputs: RateInputs, policy_a: str, policy_b: str,
     cov_a, cov_b = side(inputs.covered, policy_a), side(inputs.covered, policy_b)
     result = compare(cov_a, cov_b, alpha)
 
+    pooled_cells = [x.cell for x in result.cells]
+
     def one(p: str, c: tuple[str, ...], got: Any) -> dict[str, Any]:
-        rows = judged[p].get(c, [])
+        rows = (judged[p].get(c, []) if c != POOLED
+                else [r for x in pooled_cells for r in judged[p][x]])
         jo = sum(r.vote for r in rows) / len(rows) if rows else None
         return {"policy": p, "runs_judged": len(rows), "runs_covered": got.n_runs,
                 "labels": got.n_labels, "design": got.design, "judge_only": jo,

@@ -254,6 +254,8 @@ def test_compare_two_policies_per_task_and_pooled(db, capsys):
     # pooled over t.c and t.d, weights by the runs of both: 100/120 and 20/120; λ = 0
     p = r["pooled"]
     assert p["cells"] == 2 and p["cell"] == ["all"]
+    assert [(p[s]["runs_judged"], p[s]["runs_covered"], p[s]["labels"], p[s]["judge_only"])
+            for s in "ab"] == [(60, 60, 48, 1.0), (60, 60, 48, 1.0)]
     w = (100 / 120, 20 / 120)
     parts = {}
     for side, (kc, kd) in (("a", (20, 6)), ("b", (10, 2))):

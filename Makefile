@@ -50,12 +50,13 @@ demo: $(VENV)/.installed $(MODELS)/tiny/llava/config.json
 		--task-spec configs/examples/task_spec.csv --dataset-index configs/examples/dataset_index.csv \
 		--artifact scripted-expert@1.0.0 --out $(OUT)/cards.json --html $(OUT)/screen.html
 	@echo "screen: $(OUT)/screen.html   (serve it: $(VENV)/bin/rcjudge serve --no-api --cards $(OUT)/cards.json)"
-	@echo "the loop: the review queue picks $(LABELS) of the $(RUNS) runs (random: an untrained committee's"
-	@echo "  disagreement is noise) -> an operator simulated from the generator's truth labels them ->"
-	@echo "  train $(V2) -> re-judge every run -> eval v1 vs v2 on the runs never labelled"
-	@echo "  (README: what these numbers mean)"
-	test -f $(OUT)/picks.json || { $(VENV)/bin/rcjudge review next --judge $(V1) --strategy random \
-		--n $(LABELS) --db $(DB) --json > $(OUT)/picks.json.partial \
+	@echo "the loop: a sampling round of the review queue draws $(LABELS) of the $(RUNS) runs on average, each"
+	@echo "  with the same probability (a random sample: its labels can rectify a rate; an untrained"
+	@echo "  committee's disagreement is noise) -> an operator simulated from the generator's truth labels"
+	@echo "  them -> train $(V2) -> re-judge every run -> eval v1 vs v2 on the runs never labelled"
+	@echo "  -> both versions' success rates (README: what these numbers mean)"
+	test -f $(OUT)/picks.json || { $(VENV)/bin/rcjudge review next --judge $(V1) \
+		--strategy sample-uniform --n $(LABELS) --seed 0 --db $(DB) --json > $(OUT)/picks.json.partial \
 		&& mv $(OUT)/picks.json.partial $(OUT)/picks.json; }
 	$(VENV)/bin/rcjudge truth-labels $(OUT)/bundles --out $(OUT)/labels.csv --runs $(OUT)/picks.json \
 		--labeled-by demo-operator --labeled-at $(LABELED_AT)
@@ -68,6 +69,10 @@ demo: $(VENV)/.installed $(MODELS)/tiny/llava/config.json
 	$(VENV)/bin/rcjudge eval --judge $(V1) --compare $(OUT)/$(V2).yaml --labels $(OUT)/truth.csv \
 		--db $(DB) --out $(OUT)/eval --bootstrap 200
 	@echo "eval report: $(OUT)/eval/report.html"
+	@echo "success rates: judge-only (uncorrected), labels-only and rectified by the sampled labels,"
+	@echo "  against the truth file's rate (known only here: the generator wrote it)"
+	$(VENV)/bin/rcjudge rates --judge $(V1) --by policy --db $(DB) --truth $(OUT)/truth.csv
+	$(VENV)/bin/rcjudge rates --judge $(OUT)/$(V2).yaml --by policy --db $(DB) --truth $(OUT)/truth.csv
 	@echo "the next turn: now that v2's three models have learnt, their disagreement picks what to label next"
 	$(VENV)/bin/rcjudge review next --judge $(V2) --n 5 --db $(DB)
 

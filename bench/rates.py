@@ -20,10 +20,11 @@ Then, for a cell of the 400-odd cell runs themselves and a cell of 2,000 runs **
 with replacement from those runs' (P, truth) pairs** (there are not 2,000 rollouts), the
 fewest labels at which the mean 95 % half-width of ``judge.learn.rates``' reading is at
 most ``--half-width``, for labels-only (uniform draw), rectified with a uniform draw and
-rectified with an active draw (π ∝ √(P(1 − P)), never below half the uniform rate:
-:func:`inclusion_probabilities`). Each count is found by bisection, each step averaging
-``--trials`` draws. A probe follows: the variances the saving comes from, and the
-judged runs' own floor (the imputed mean's variance stays whatever the labels).
+rectified with an active draw (the review queue's draw, π ∝ √(P(1 − P)) mixed with an even
+share, never below half the uniform rate: :func:`inclusion_probabilities`). Each count is
+found by bisection, each step averaging ``--trials`` draws. A probe follows: the variances
+the saving comes from, and the judged runs' own floor (the imputed mean's variance stays
+whatever the labels).
 
 Writes ``rates.json`` under ``--out``, the PNG (mean half-width against labels), and
 prints the markdown tables of docs/rates.md. The features are cached as in
@@ -49,29 +50,19 @@ def say(msg: str) -> None:
     print(msg, file=sys.stderr, flush=True)
 
 
-def inclusion_probabilities(p: np.ndarray, budget: float, floor_share: float = 0.5
+def inclusion_probabilities(p: np.ndarray, budget: float, floor: float | None = None
                             ) -> np.ndarray:
-    """π per run (…, N) for an active draw of ``budget`` expected labels: ∝ √(p(1 − p)), at
-    least ``floor_share`` of the uniform rate budget/N, at most 1, summing to ``budget``
-    (the scale by bisection). A judge sure of every run (all P at 0 or 1) gets uniform π."""
+    """π per run (…, N) for an active draw of ``budget`` expected labels: the review queue's
+    own draw (:func:`judge.learn.draw.inclusion_probabilities`: ∝ √(p(1 − p)) mixed with a
+    ``floor`` share spread evenly, so π ≥ floor · budget / N; default
+    :data:`judge.learn.draw.DEFAULT_FLOOR`), applied to each row of a batch."""
+    from judge.learn.draw import DEFAULT_FLOOR
+    from judge.learn.draw import inclusion_probabilities as queue_pi
+
     p = np.asarray(p, float)
-    n_runs = p.shape[-1]
-    s = np.sqrt(p * (1 - p))
-    floor = floor_share * budget / n_runs
-
-    def total(c: np.ndarray) -> np.ndarray:
-        return np.minimum(1.0, np.maximum(c * s, floor)).sum(-1, keepdims=True)
-
-    lo = np.zeros(p.shape[:-1] + (1,))
-    # from here on every run with s > 0 is at π = 1: the largest total there is
-    hi = 1.0 / np.where(s > 0, s, np.inf).min(-1, keepdims=True).clip(1e-12)
-    for _ in range(60):
-        mid = 0.5 * (lo + hi)
-        short = total(mid) < budget
-        lo, hi = np.where(short, mid, lo), np.where(short, hi, mid)
-    pi = np.minimum(1.0, np.maximum(hi * s, floor))
-    reachable = total(hi) >= budget * (1 - 1e-9)
-    return np.where(reachable, pi, budget / n_runs)
+    rows = p.reshape(-1, p.shape[-1])
+    share = DEFAULT_FLOOR if floor is None else floor
+    return np.array([queue_pi(row.tolist(), budget, share) for row in rows]).reshape(p.shape)
 
 
 def judge_p(name: str, y: np.ndarray, rng: np.random.Generator, theta: float) -> np.ndarray:

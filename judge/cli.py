@@ -945,6 +945,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=int, default=0, metavar="S", help="seed of the resamples")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=_cmd_eval)
+    from judge.learn.rates_cli import register_rates
+
+    register_rates(sub)  # rcjudge rates, rcjudge compare (docs/rates.md)
 
     review = sub.add_parser("review", help="the review queue: which runs to label next, "
                             "and the labels made from it (docs/judge-quality.md)"

@@ -245,13 +245,16 @@ class CatalogMixin:
     def coefficients(self, caller: Any, **filters: str | None) -> dict[str, Any]:
         """The published cells covering ``filters`` (policy, body, task_family, tier,
         judge_version); a too narrow query gets the coarser cell that contains it."""
+        from judge.api.coefficient_rates import Rectifier
+
         self.require(caller, "coefficients:read")
         c = T.coefficients
         stmt = sa.select(c).where(c.c.cell_policy.is_not(None))  # pending rows: not yet
-        with self.modes[caller.mode].engine.connect() as conn:
+        mode = self.modes[caller.mode]
+        with mode.engine.connect() as conn:
             rows = conn.execute(stmt).all()
         return {"min_n": MIN_N, "k": K, "query": filters,
-                "data": published_table(rows, **filters)}
+                "data": published_table(rows, rectify=Rectifier(mode.ledger), **filters)}
 
     # --- attestations -------------------------------------------------------------------
     def attestations(self, caller: Any) -> dict[str, Any]:

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -233,11 +233,17 @@ def table(rows: Sequence[Any], min_n: int = MIN_N, k: int = K,
 
 
 def published_table(rows: Sequence[Any], min_n: int = MIN_N,
-                    **filters: str | None) -> list[CoefficientCell]:
+                    rectify: Callable[[CoefficientCell, list[Any]], CoefficientCell]
+                    | None = None, **filters: str | None) -> list[CoefficientCell]:
     """The table from stored rows with ``cell_policy``, ``cell_body``, ``cell_family`` labels
-    (NULL on rows still pending), answering ``filters``."""
+    (NULL on rows still pending), answering ``filters``; ``rectify(cell, its stored rows)``
+    adds the rectified rate (``judge.api.coefficient_rates``)."""
     rows = list(rows)
     labels = {i: (r.cell_policy, r.cell_body, r.cell_family) for i, r in enumerate(rows)
               if r.cell_policy is not None}
     clean = [as_row(r) for r in rows]
-    return [stats(clean, c, min_n) for c in answer(published(clean, labels), **filters)]
+    out = []
+    for c in answer(published(clean, labels), **filters):
+        cell = stats(clean, c, min_n)
+        out.append(cell if rectify is None else rectify(cell, [rows[i] for i in sorted(c.rows)]))
+    return out

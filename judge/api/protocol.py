@@ -457,6 +457,20 @@ class CoefficientCell(_Out):
     status: CellStatus
     success_rate: float | None = Field(description="Null when insufficient.")
     exempt_failures: int = Field(ge=0)
+    rectified_rate: float | None = Field(
+        None, description="The success rate of the cell's counted runs rectified by their "
+        "owners' labels from sampling rounds (prediction-powered; docs/coefficients.md). "
+        "Null when insufficient, on tier B, without a usable label, or with too few for an "
+        "interval.")
+    rectified_interval: list[float] | None = Field(
+        None, min_length=2, max_length=2, description="Its 95 % interval [low, high].")
+    rectified_method: str | None = Field(
+        None, description="ppi++, active-ppi++ or clopper-pearson; none: too few labels.")
+    rectified_runs: int = Field(0, ge=0, description="The counted runs it covers: inside a "
+                                "sampling round of their owner usable for the version.")
+    rectified_labels: int = Field(0, ge=0, description="The sampled labels it uses.")
+    rectified_note: str | None = Field(None, description="Why there is no rectified value, "
+                                       "or how it was read.")
 
 
 class CoefficientsQuery(_Out):

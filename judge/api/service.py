@@ -112,6 +112,9 @@ class _Mode:
                                  f"TO {API_ROLE}")
             # the review page's undo deletes a label it wrote (judge.review.store.undo)
             conn.exec_driver_sql(f"GRANT DELETE ON operator_labels, review_labels TO {API_ROLE}")
+            # the review page's sampling rounds (judge.learn.draw.sampling_round)
+            conn.exec_driver_sql(f"GRANT INSERT ON sampling_rounds, sampling_frames "
+                                 f"TO {API_ROLE}")
             conn.execute(sa.text(f"DO $$ BEGIN EXECUTE format('GRANT USAGE ON ALL SEQUENCES "
                                  f"IN SCHEMA %I TO {API_ROLE}', current_schema()); END $$"))
 

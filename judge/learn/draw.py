@@ -8,8 +8,9 @@ sample and cannot correct a rate; a round can.
 
 Interface::
 
-    sampling_round(store, judge_version, *, n=20, strategy="sample", floor=0.1, seed=0,
+    sampling_round(store, judge_version, *, n=20, strategy="sample", floor=0.5, seed=0,
                    split_seed=0, test_fraction=0.2, test_runs=()) -> (Round, list[Pick])
+    open_picks(store, judge_version, strategy) -> list[Pick]   # drawn, not labelled yet
 
 Each candidate i is drawn independently (Poisson sampling) with probability
 
@@ -43,6 +44,10 @@ from judge.ledgers.rounds import SAMPLING_STRATEGIES, FrameRow, Round, frame_dig
 #: interval's coverage was measured for draws whose π is at least half the uniform n / N
 #: (docs/rates.md; at 0.2 × uniform a judge missing half the successes covered 0.69).
 DEFAULT_FLOOR = 0.5
+
+
+class NothingToDraw(SelectError):
+    """Every run of the version is labelled or held out: a round has no candidate."""
 
 
 def inclusion_probabilities(ps: Sequence[float], n: float, floor: float) -> list[float]:
@@ -96,6 +101,35 @@ def picks_of(frame: Sequence[FrameRow], round_: Round) -> list[Pick]:
             for i, f in enumerate(drawn, start=1)]
 
 
+def open_picks(store, judge_version: str, strategy: str) -> list[Pick]:
+    """The runs ``store``'s rounds of ``judge_version`` and ``strategy`` drew that have no
+    label yet, as picks (oldest round first; in a round π descending, then run id): what a
+    labeller still owes the rounds already drawn (a drawn run left unlabelled biases the
+    rate), before any new round is drawn (the review page)."""
+    import sqlalchemy as sa
+
+    from judge.ledgers import schema as S
+
+    r, f, lab = S.sampling_rounds, S.sampling_frames, S.operator_labels
+    labelled = sa.exists().where(lab.c.run_id == f.c.run_id).label("labelled")
+    stmt = (sa.select(r.c.round_id, r.c.strategy, f.c.run_id, f.c.pi, f.c.p, labelled)
+            .join(f, f.c.round_id == r.c.round_id)
+            .where(r.c.judge_version == judge_version, r.c.strategy == strategy,
+                   f.c.drawn.is_(True), store.mine(f.c.run_id)))
+    with store.engine.connect() as conn:
+        rows = sorted(conn.execute(stmt).all(), key=lambda x: (x.round_id, -x.pi, x.run_id))
+    out, rank = [], {}
+    for row in rows:  # ranked as the round ranked its draws (picks_of), labelled ones too
+        rank[row.round_id] = rank.get(row.round_id, 0) + 1
+        if row.labelled:
+            continue
+        p = "?" if row.p is None else f"{row.p:.2f}"
+        out.append(Pick(row.run_id, rank[row.round_id], round(row.pi, 12), row.strategy,
+                        f"drawn with pi {row.pi:.3f} (P(success) {p}; round {row.round_id})",
+                        row.round_id, row.pi))
+    return out
+
+
 def sampling_round(store, judge_version: str, *, n: int = 20, strategy: str = "sample",
                    floor: float = DEFAULT_FLOOR, seed: int = 0, split_seed: int = 0,
                    test_fraction: float = 0.2,
@@ -117,8 +151,8 @@ def sampling_round(store, judge_version: str, *, n: int = 20, strategy: str = "s
     ps = [p_yes(bool(c.success), c.success_confidence) for c in cands]
     pis = inclusion_probabilities(ps, n, floor)  # checks n and floor, also with no candidate
     if not cands:
-        raise SelectError(f"no unlabelled run of {judge_version} outside the test part: "
-                          "nothing to draw")
+        raise NothingToDraw(f"no unlabelled run of {judge_version} outside the test part: "
+                            "nothing to draw")
     frame = draw([c.run_id for c in cands], ps, pis, seed)
     options = {"split_seed": split_seed, "test_fraction": test_fraction,
                "test_runs": len(test_runs)}

@@ -15,7 +15,9 @@ the P(yes) the answer and its confidence imply, ECE of the confidence with its r
 bins (as ``rcjudge calibrate`` reports them); failure-class accuracy with a confusion
 matrix; slices per task, per true outcome (success, each failure class: which outcomes the
 judge misreads), and near-threshold runs; percentile bootstrap intervals over resampled
-runs (``docs/eval.md``).
+runs (``docs/eval.md``). Beside the scores, each version's success rate over every run it
+judged: judge-only, labels-only and rectified by the ledger's sampled labels the version
+never trained on (``docs/rates.md``).
 """
 
 from __future__ import annotations
@@ -415,4 +417,17 @@ def evaluate(ledger: Ledger, specs: list[str], truth: dict[str, Truth] | None = 
     if len(candidates) > 1:
         report["differences"] = differences(rows, resamples, seed)
         report["flips"] = flips(rows, (names[0], names[1]))
+    report["rates"] = success_rates(ledger, candidates)
     return report
+
+
+def success_rates(ledger: Ledger, candidates: list[Candidate]) -> dict[str, Any]:
+    """Each version's success rate over every run it judged: judge-only (uncorrected),
+    labels-only and rectified by the ledger's sampled labels it never trained on
+    (:func:`judge.learn.rates_report.overall`; docs/rates.md)."""
+    from judge.learn.rate_inputs import rate_rows
+    from judge.learn.rates_report import overall
+
+    return {c.name: overall(rate_rows(ledger, c.name, "success", ("policy",),
+                                      trained_on=c.used_runs or None))
+            for c in candidates}

@@ -118,15 +118,49 @@ def truth_line(r: dict[str, Any]) -> str:
 
 # --- text ---------------------------------------------------------------------------
 
+def version_heads(names: list[str]) -> list[str]:
+    """Column heads: the name alone, or ``A: name`` / ``B: name`` when two are compared."""
+    if len(names) < 2:
+        return list(names)
+    return [f"{tag}: {n}" for tag, n in zip("AB", names, strict=False)]
+
+
+def difference_line(names: list[str]) -> str:
+    """What the difference column holds: which version is subtracted from which."""
+    return f"B − A: {names[1]} minus {names[0]} (the second version minus the first)"
+
+
+def rates_lines(r: dict[str, Any]) -> list[str]:
+    """Each version's success rate over every run it judged: judge-only (uncorrected),
+    labels-only and rectified (docs/rates.md), or the line saying no label can rectify it."""
+    from judge.learn.rates_report import fmt_rate, reading_lines
+
+    lines = ["success rate of every run each version judged (the ledger's sampled labels it "
+             "never trained on; per cell: `rcjudge rates`, docs/rates.md)"]
+    for name, e in r["rates"].items():
+        sample = f" ({e['design']} sample)" if e["labels"] else ""
+        lines.append(f"  {name}: {e['runs_judged']} run(s) judged, {e['runs_covered']} inside "
+                     f"a usable sampling frame, {e['labels']} labelled{sample}")
+        if e["no_valid_rectification"]:
+            lines += [f"    {'judge-only (uncorrected)':<30}{fmt_rate(e['judge_only'])}",
+                      f"    {e['no_valid_rectification']}"]
+        else:
+            lines += reading_lines(e, truth=False)
+    return lines
+
+
 def format_eval(r: dict[str, Any]) -> str:
     """The report as a compact terminal table (``--json`` has everything)."""
     names = list(r["versions"])
     vs = [r["versions"][n] for n in names]
     diff = r["differences"]
-    head = f"{'':<9}{'':<16}" + "".join(f"{n[:26]:>28}" for n in names) + (
-        f"{'difference':>28}" if diff else "")
-    lines = [f"eval {' vs '.join(names)}", truth_line(r), "runs: " + runs_line(r), "",
-             head, "-" * len(head)]
+    heads = version_heads(names)
+    head = f"{'':<9}{'':<16}" + "".join(f"{h[:26]:>28}" for h in heads) + (
+        f"{'B − A':>28}" if diff else "")
+    lines = [f"eval {' vs '.join(names)}", truth_line(r), "runs: " + runs_line(r), ""]
+    if diff:
+        lines.append(difference_line(names))
+    lines += [head, "-" * len(head)]
     for q in QUESTIONS:
         for key, label in (m for m in METRICS if m[0] in TEXT_METRICS):
             cells = [_cell(v[q], key) for v in vs]
@@ -166,6 +200,8 @@ def format_eval(r: dict[str, Any]) -> str:
                 f"{str(f['truth'][q]).lower()}, {f['right'][q]} right)" for q in f["changed"]))
         if len(r["flips"]) > 20:
             lines.append(f"  … and {len(r['flips']) - 20} more (--json lists all)")
+    if r.get("rates"):
+        lines += ["", *rates_lines(r)]
     b = r["bootstrap"]
     lines += ["", f"intervals: 95 % percentile bootstrap, {b['resamples']} resamples of the "
               f"runs, seed {b['seed']}"]
@@ -177,7 +213,15 @@ def format_eval(r: dict[str, Any]) -> str:
 # --- pictures -----------------------------------------------------------------------
 
 def reliability_png(r: dict[str, Any], question: str) -> bytes:
-    """The reliability diagram of ``{question}_confidence``, every version on one axes."""
+    """The reliability diagram of ``{question}_confidence`` as PNG bytes."""
+    buf = io.BytesIO()
+    reliability_figure(r, question).savefig(buf, format="png")
+    return buf.getvalue()
+
+
+def reliability_figure(r: dict[str, Any], question: str) -> Any:
+    """The reliability diagram of ``{question}_confidence``, every version on one axes, each
+    bar labelled with the runs in its bin (a matplotlib Figure on an Agg canvas)."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
@@ -191,22 +235,25 @@ def reliability_png(r: dict[str, Any], question: str) -> bytes:
         s = r["versions"][name][question]
         full = [b for b in s["bins"] if b["n"]]
         colour = f"C{k}"
-        ax.bar([b["lo"] + width * (k + 0.5) for b in full], [b["accuracy"] for b in full],
+        xs = [b["lo"] + width * (k + 0.5) for b in full]
+        ax.bar(xs, [b["accuracy"] for b in full],
                width=width * 0.9, alpha=0.6, color=colour,
                label=f"{name} (ECE {fmt(s['ece'])}, n {s['n']})")
+        for x, b in zip(xs, full, strict=True):
+            ax.text(x, b["accuracy"] + 0.015, str(b["n"]), ha="center", va="bottom",
+                    fontsize=6, color=colour)
         ax.plot([b["mean_confidence"] for b in full], [b["accuracy"] for b in full], "o",
                 ms=4, color=colour, markeredgecolor="black")
     ax.set_xlim(0.5, 1.0)
     ax.set_ylim(0.0, 1.3)  # room above the bars for the legend
     ax.set_yticks([0, 0.2, 0.4, 0.6, 0.8, 1.0])
-    ax.set_xlabel(f"{question}_confidence (bins of 0.05; dots: mean confidence)")
+    ax.set_xlabel(f"{question}_confidence (bins of 0.05; dots: mean confidence; "
+                  "bar labels: runs in the bin)", fontsize=8)
     ax.set_ylabel("share of answers right")
     ax.set_title(f"reliability of {question}_confidence")
     ax.legend(loc="upper left", fontsize=8)
     fig.tight_layout()
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png")
-    return buf.getvalue()
+    return fig
 
 
 # --- HTML ---------------------------------------------------------------------------
@@ -234,10 +281,13 @@ def render_html(r: dict[str, Any], pngs: dict[str, bytes]) -> str:
     names = list(r["versions"])
     vs = [r["versions"][n] for n in names]
     diff = r["differences"]
-    head = ["metric", *names] + (["difference"] if diff else [])
+    head = ["metric", *version_heads(names)] + (
+        [f"B − A ({names[1]} minus {names[0]})"] if diff else [])
     parts = [f"<h1>eval {_e(' vs '.join(names))}</h1>",
              f'<p id="truth">{_e(truth_line(r))}</p>', f'<p id="runs">{_e(runs_line(r))}</p>',
              one_answer_html(r)]
+    if r.get("rates"):
+        parts.append(rates_html(r))
     for q in QUESTIONS:
         rows = [[label, *(_cell(v[q], key) for v in vs)]
                 + ([_cell(diff[q], key) if key in ("accuracy", "ece", "brier") else ""]
@@ -289,6 +339,26 @@ def render_html(r: dict[str, Any], pngs: dict[str, bytes]) -> str:
     return ("<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">"
             f"<title>eval {_e(' vs '.join(names))}</title><style>{_CSS}</style></head><body>"
             + "\n".join(parts) + "</body></html>\n")
+
+
+def rates_html(r: dict[str, Any]) -> str:
+    """The versions' success rates as a table (``id="rates"``)."""
+    from judge.learn.rates_report import fmt_rate
+
+    rows = []
+    for name, e in r["rates"].items():
+        none = e["no_valid_rectification"]
+        rows.append([name, str(e["runs_judged"]), str(e["runs_covered"]), str(e["labels"]),
+                     fmt_rate(e["judge_only"]),
+                     none or f"{fmt_rate(e['labels_only'])} ({e['labels_only']['method']})",
+                     "" if none else
+                     f"{fmt_rate(e['rectified'])} ({e['rectified']['method']})"])
+    return ("<h2>success rate</h2><p class=\"note\">Every run each version judged: judge-only "
+            "(uncorrected: the votes counted as the truth), labels-only and rectified by the "
+            "ledger's sampled labels the version never trained on (docs/rates.md; per cell: "
+            "<code>rcjudge rates</code>).</p>"
+            + _table(["version", "runs judged", "covered", "labelled", "judge-only "
+                      "(uncorrected)", "labels-only", "rectified"], rows, "rates"))
 
 
 def write_report(r: dict[str, Any], out: str | Path) -> list[str]:

@@ -66,7 +66,9 @@ def card(ev: Evidence, judgment: Judgment, pick: Any) -> dict[str, Any]:
     return {
         "run_id": ev.run_id, "judge_version": judgment.judge_version,
         "pick": {"rank": pick.rank, "score": pick.score, "strategy": pick.strategy,
-                 "reason": pick.reason},
+                 "reason": pick.reason,
+                 **({"round_id": pick.round_id, "pi": pick.pi}
+                    if getattr(pick, "round_id", None) is not None else {})},
         "head": (f"<h1>Run <code>{_esc(ev.run_id)}</code></h1><p class='meta'>task "
                  f"<code>{_esc(ev.task_id)}</code> · {ev.duration_s:.2f} s · "
                  f"{len(ev.contacts)} contact event(s)</p><p class='meta'>instruction: "

@@ -71,6 +71,7 @@ SCRIPT = r"""
 const B = document.body, AUTH = B.dataset.auth, QS = new URLSearchParams(location.search);
 const $ = id => document.getElementById(id);
 const S = {judge: B.dataset.judge || QS.get('judge'), strategy: QS.get('strategy') || 'committee',
+  n: Number(QS.get('n')) || null,
   key: sessionStorage.getItem('rcjudge-key'), cur: null, buffer: [], seen: new Set(),
   history: [], fetching: null, exhausted: false, step: null, ans: {}, classes: [],
   matches: [], hi: -1, started: null, skipped: 0};
@@ -105,7 +106,8 @@ setInterval(stats, 1000);
 
 async function fetchOne() {
   const doc = await call('POST', '/review/api/next',
-                         {judge_version: S.judge, strategy: S.strategy, exclude: [...S.seen]});
+                         {judge_version: S.judge, strategy: S.strategy, exclude: [...S.seen],
+                          ...(S.n ? {n: S.n} : {})});
   if (!doc.card) { S.exhausted = true; return null; }
   S.seen.add(doc.card.run_id);
   return doc.card;

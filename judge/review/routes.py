@@ -39,7 +39,8 @@ from judge.api.errors import ApiError
 from judge.ensemble.version import JudgeVersion
 from judge.errors import JudgeError
 from judge.ledgers import schema as S
-from judge.ledgers.review import Review, Strategy
+from judge.ledgers.review import Review, StoredStrategy
+from judge.ledgers.rounds import SAMPLING_STRATEGIES
 from judge.ledgers.store import Ledger
 from rcjudge.errors import RcjudgeError
 
@@ -51,21 +52,29 @@ class _Body(BaseModel):
 
 
 class NextRequest(_Body):
-    """``POST /review/api/next``: the first pick of the queue not in ``exclude``."""
+    """``POST /review/api/next``: the first pick of the queue not in ``exclude``.
+
+    A sampling strategy (``sample``, ``sample-uniform``) serves the runs its rounds of the
+    version drew and nobody labelled yet; when there is none, it draws a round of ``n``
+    (``judge.learn.draw``) and serves its draws."""
 
     judge_version: str = Name
-    strategy: Strategy = "committee"
+    strategy: StoredStrategy = "committee"
     exclude: list[str] = Field(default_factory=list, max_length=10_000,
                                description="Runs the page holds or skipped.")
+    n: int = Field(20, ge=1, le=10_000, description="A new sampling round's expected draws.")
 
 
 class PickIn(_Body):
-    """The pick a label answers, as the page was given it."""
+    """The pick a label answers, as the page was given it (a sampling round's pick with its
+    round and inclusion probability, checked against the round's recorded draw)."""
 
-    strategy: Strategy
+    strategy: StoredStrategy
     rank: int = Field(ge=1)
     score: float
     reason: str = Field(max_length=2000)
+    round_id: int | None = Field(None, ge=1)
+    pi: float | None = Field(None, gt=0, le=1)
 
 
 class ReviewLabel(_Body):
@@ -134,9 +143,6 @@ class LocalDesk:
 
     def labeller(self, who: Any) -> str:
         return who
-
-    def visible(self, who: Any) -> set[str] | None:
-        return None
 
     def add(self, who: Any, body: ReviewLabel, review: Review) -> dict[str, Any]:
         from judge.review.store import write
@@ -259,13 +265,16 @@ def _label_json(label_id: int, label: Any) -> dict[str, Any]:
 
 def next_card(desk: Any, who: Any, req: NextRequest) -> dict[str, Any] | None:
     """The card of the queue's first pick that the page does not hold, or None when there
-    is none (:func:`queue_why` says why)."""
-    from judge.explain_evidence import gather
+    is none (:func:`queue_why` says why). A sampling strategy serves the draws of the key's
+    own rounds (a round draws from the caller's own runs: its ledger)."""
     from judge.learn.select import SelectError, next_runs
-    from judge.review.card import card
 
-    store, version = desk.queue(who), desk.version(req.judge_version)
-    exclude = set(req.exclude)
+    version = desk.version(req.judge_version)
+    if req.strategy in SAMPLING_STRATEGIES:
+        pick = _drawn(desk.ledger(who), req)
+        return None if pick is None else _card(desk.ledger(who), version, req.judge_version,
+                                               pick)
+    store, exclude = desk.queue(who), set(req.exclude)
     n = len(exclude) + 1
     while True:
         try:
@@ -278,15 +287,69 @@ def next_card(desk: Any, who: Any, req: NextRequest) -> dict[str, Any] | None:
         n *= 2
     if pick is None:
         return None
-    ledger = desk.run_ledger(who, pick.run_id)
+    return _card(desk.run_ledger(who, pick.run_id), version, req.judge_version, pick)
+
+
+def _drawn(ledger: Ledger, req: NextRequest) -> Any:
+    """The first run a sampling round drew that is unlabelled and not excluded; a new round
+    of ``req.n`` only when the version's rounds owe no label at all (a run the page holds or
+    skipped is still owed: it ends the page's queue until the page is reloaded)."""
+    from judge.learn.draw import DEFAULT_FLOOR, NothingToDraw, open_picks, sampling_round
+    from judge.learn.select import SelectError
+
+    owed = open_picks(ledger, req.judge_version, req.strategy)
+    if not owed:
+        try:
+            sampling_round(ledger, req.judge_version, n=req.n, strategy=req.strategy,
+                           floor=DEFAULT_FLOOR)
+        except NothingToDraw:
+            return None
+        except SelectError as exc:
+            raise ApiError(422, str(exc).replace("--judge", "judge_version", 1),
+                           param="judge_version") from None
+        owed = open_picks(ledger, req.judge_version, req.strategy)
+    exclude = set(req.exclude)
+    return next((p for p in owed if p.run_id not in exclude), None)
+
+
+def _card(ledger: Ledger, version: JudgeVersion, judge_version: str, pick: Any) -> dict:
+    from judge.explain_evidence import gather
+    from judge.review.card import card
+
     run = ledger.get_run(pick.run_id)
-    judgment = ledger.get_judgment(pick.run_id, req.judge_version)
+    judgment = ledger.get_judgment(pick.run_id, judge_version)
     try:
         ev = gather(run.bundle_uri, version, pick.run_id)
     except JudgeError as exc:  # the bundle moved or broke since it was judged
         raise ApiError(422, f"run {pick.run_id}: its bundle cannot be read now: {exc}",
                        run_id=pick.run_id) from None
     return card(ev, judgment, pick)
+
+
+def _review(desk: Any, who: Any, body: ReviewLabel) -> Review:
+    """The label's review row, its pick checked: a sampling pick must name the round that
+    drew the run, with that π (``judge.ledgers.rounds.check_draw``); 422 otherwise."""
+    from judge.learn.select import review as review_of_pick
+    from judge.ledgers.errors import LedgerError
+    from judge.ledgers.rounds import check_draw
+
+    try:
+        review = review_of_pick(body.pick, body.judge_version,
+                                note=(body.note or "").strip() or None)
+    except ValidationError as exc:
+        raise ApiError(422, f"pick: {exc.errors()[0]['msg']}", param="pick") from None
+    if review.round_id is not None:
+        ledger = desk.ledger(who)
+        if ledger.get_run(body.run_id) is None:  # ownership first: no word on others' rounds
+            raise ApiError(404, f"run {body.run_id!r}: "
+                           + ("no such run for this key" if desk.auth == "key"
+                              else "not in the ledger"))
+        with ledger.engine.connect() as conn:
+            try:
+                check_draw(conn, body.run_id, body.judge_version, review.round_id, review.pi)
+            except LedgerError as exc:
+                raise ApiError(422, f"pick: {exc}", param="pick") from None
+    return review
 
 
 def queue_why(desk: Any, who: Any, req: NextRequest) -> dict[str, Any]:
@@ -348,13 +411,10 @@ def next_run(request: Request, desk: Desk, authorization: str | None = Header(No
 
 @router.post("/review/api/labels", include_in_schema=False)
 def label(request: Request, desk: Desk, authorization: str | None = Header(None)) -> Response:
-    from judge.learn.select import review as review_of_pick
-
     caller = desk.who(authorization)
     body = _body(request, ReviewLabel)
     desk.version(body.judge_version)
-    review = review_of_pick(body.pick, body.judge_version,
-                            note=(body.note or "").strip() or None)
+    review = _review(desk, caller, body)
     out = desk.add(caller, body, review)
     return JSONResponse({**out, "judge_version": body.judge_version,
                          "strategy": body.pick.strategy, "note": review.note},

@@ -355,5 +355,85 @@ def test_label_and_undo_connected_as_the_api_role_on_postgresql(pg_db, review_bu
             assert gone.status_code == 200, gone.text
             assert ledger.labels(card["run_id"]) == []
             assert review_of(r.json()["label_id"], ledger) is None
+            # a sampling round drawn and labelled through the role (its INSERT grant)
+            card = _sample_next(client, key, n=3).json()["card"]
+            assert card["pick"]["round_id"] == 1 and card["run_id"] in runs
+            r = client.post("/review/api/labels", headers=bearer(key), json=_label(
+                card, attempt=True, success=False, failure_class="grasp.slip"))
+            assert r.status_code == 201, r.text
+            assert review_of(r.json()["label_id"], ledger).pi == card["pick"]["pi"]
     finally:
         service.close()
+
+
+def _sample_next(client, key, exclude=(), n=5, strategy="sample-uniform"):
+    return client.post("/review/api/next", headers=bearer(key), json={
+        "judge_version": VERSION, "strategy": strategy, "exclude": list(exclude), "n": n})
+
+
+def _rounds(service):
+    from judge.ledgers.rounds import read_frames
+
+    with service.modes["live"].engine.connect() as conn:
+        return read_frames(conn)
+
+
+def test_a_sampling_round_on_the_page_is_drawn_once_and_its_labels_carry_pi(desk):
+    """A key's own sampling round: the page draws it over the key's candidates (9: one of
+    the 10 runs is in train's test part), serves every draw until each is labelled, then
+    draws the next; the labels carry the round and π, so they rectify the key's rate."""
+    from judge.learn.rate_inputs import rate_rows
+
+    client, service, key, runs = desk
+    first = _sample_next(client, key).json()["card"]
+    rounds, frames = _rounds(service)
+    assert list(rounds) == [1] and rounds[1].strategy == "sample-uniform"
+    assert rounds[1].candidates == 9 and rounds[1].judge_version == VERSION
+    assert all(f.pi == 5 / 9 for _, f in frames)  # uniform: n / N
+    drawn = sorted(f.run_id for _, f in frames if f.drawn)  # equal π: run id order
+    assert len(drawn) == rounds[1].drawn > 0 and set(drawn) < set(runs)
+    assert first["run_id"] == drawn[0]
+    assert first["pick"] == {"rank": 1, "score": round(5 / 9, 12), "strategy": "sample-uniform",
+                             "reason": "drawn with pi 0.556 (P(success) 0.40; round 1)",
+                             "round_id": 1, "pi": 5 / 9}
+    # the page holds or skipped every draw: nothing more, and no second round
+    assert _sample_next(client, key, drawn).json() == {"card": None}
+    assert list(_rounds(service)[0]) == [1]
+    # forged picks are refused before anything is written
+    bad = dict(first["pick"], pi=0.5)
+    r = client.post("/review/api/labels", headers=bearer(key), json={
+        **_label(first, attempt=True, success=True), "pick": bad})
+    assert r.status_code == 422 and r.json()["invalid_params"][0]["name"] == "pick"
+    assert "sampling round 1 drew it with pi 0.5555555555555556, not 0.5" in r.json()["detail"]
+    undrawn = next(f.run_id for _, f in frames if not f.drawn)
+    r = client.post("/review/api/labels", headers=bearer(key), json={
+        **_label(first, attempt=True, success=True), "run_id": undrawn})
+    assert r.status_code == 422 and "sampling round 1 did not draw this run" in r.json()["detail"]
+    r = client.post("/review/api/labels", headers=bearer(key), json={
+        **_label(first, attempt=True, success=True),
+        "pick": dict(first["pick"], strategy="committee")})
+    assert r.status_code == 422 and "belong to the sampling strategies only" in r.json()["detail"]
+    other = service.create_key("cy", "live", ["labels:write"])[0]  # another key: 404, no word
+    r = client.post("/review/api/labels", headers=bearer(other), json=_label(
+        first, attempt=True, success=True))
+    assert r.status_code == 404 and r.json()["detail"] == (
+        f"run {first['run_id']!r}: no such run for this key")
+    assert all(mine(service, key).labels(rid) == [] for rid in runs)
+    # label every draw, in the order served; each label keeps its round and π
+    served = []
+    while (card := _sample_next(client, key).json()["card"]) is not None and \
+            card["pick"]["round_id"] == 1:
+        served.append(card["run_id"])
+        r = client.post("/review/api/labels", headers=bearer(key), json=_label(
+            card, attempt=True, success=False, failure_class="grasp.slip"))
+        assert r.status_code == 201, r.text
+        review = review_of(r.json()["label_id"], mine(service, key))
+        assert (review.strategy, review.round_id, review.pi) == ("sample-uniform", 1, 5 / 9)
+    assert served == drawn
+    # round 1 owes nothing now: the next call drew round 2 over the runs left unlabelled
+    rounds, frames = _rounds(service)
+    assert list(rounds) == [1, 2] and rounds[2].candidates == 9 - len(drawn)
+    got = rate_rows(mine(service, key), VERSION)
+    assert sorted(r.run_id for r in got.rows if r.y is not None) == drawn
+    assert {r.pi for r in got.rows if r.y is not None} == {round(5 / 9, 12)}
+    assert got.no_valid_rectification is None

@@ -305,7 +305,7 @@ def test_cli_json_text_and_out_folder(world, tmp_path, capsys):
     assert main([*base, "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert set(report) == {"judge", "compare", "truth", "runs", "bootstrap", "versions",
-                           "differences", "flips"}
+                           "differences", "flips", "rates"}
     assert main(base) == 0
     text = capsys.readouterr().out
     assert "2 not judged (tiny: 2, tiny-v2: 1), 1 trained on and excluded" in text
@@ -395,3 +395,97 @@ def test_a_version_in_the_ledger_without_its_version_file_is_refused(tmp_path):
         with pytest.raises(EvalError, match=r"judge version 'ghost': no version file .*ghost"
                                             r"\.yaml; eval reads its training block"):
             evaluate(ledger, ["ghost"])
+
+
+def test_the_difference_column_says_which_version_is_subtracted(world, tmp_path, capsys):
+    base = ["eval", "--judge", "tiny", "--compare", world.v2, "--db", world.url,
+            "--labels", world.labels, "--bootstrap", "0"]
+    assert main([*base, "--out", str(tmp_path / "r")]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    head = next(line for line in lines if line.lstrip().startswith("A: tiny"))
+    assert head.split() == ["A:", "tiny", "B:", "tiny-v2", "B", "−", "A"]
+    assert "B − A: tiny-v2 minus tiny (the second version minus the first)" in lines
+    page = (tmp_path / "r" / "report.html").read_text()
+    assert "<th>A: tiny</th><th>B: tiny-v2</th><th>B − A (tiny-v2 minus tiny)</th>" in page
+
+
+def test_the_reliability_plot_shows_the_count_of_each_bin(world):
+    from judge.learn.report import reliability_figure
+
+    r = run_eval(world, ["tiny", world.v2], resamples=0)
+    fig = reliability_figure(r, "success")
+    texts = [t.get_text() for t in fig.axes[0].texts]
+    # per version, one "n=…" above each bar: tiny's success bins on the 8 common runs hold
+    # .57 | .62 | .77 | .82 | .87 | .92 | .67 | .97 (one run each, by hand from A)
+    for name in ("tiny", "tiny-v2"):
+        bins = [b for b in r["versions"][name]["success"]["bins"] if b["n"]]
+        assert sum(b["n"] for b in bins) == 8
+    want = [f"{b['n']}" for name in ("tiny", "tiny-v2")
+            for b in r["versions"][name]["success"]["bins"] if b["n"]]
+    assert texts == want
+    assert [b["n"] for b in r["versions"]["tiny-v2"]["success"]["bins"] if b["n"]] == [
+        1, 1, 1, 1, 2, 2]  # .57 | .62 | .72 | .82 | .87 ×2 | .92 ×2
+    assert "bar labels: runs in the bin" in fig.axes[0].get_xlabel()
+
+
+def test_the_report_gives_each_versions_three_readings_or_the_plain_line(world, tmp_path,
+                                                                        capsys):
+    import shutil
+
+    from judge.ledgers.rounds import FrameRow, record_round
+
+    # the world's labels were imported (no π): neither version can be rectified by them
+    r = run_eval(world, ["tiny", world.v2], resamples=0)["rates"]
+    assert (r["tiny"]["runs_judged"], r["tiny"]["judge_only"]["estimate"]) == (9, 3 / 9)
+    assert r["tiny"]["no_valid_rectification"] == (
+        "no valid rectification: none of the 9 labels of runs this version judged was drawn "
+        "by a sampling round it did not train on (9 without a recorded pi)")
+    assert r["tiny-v2"]["no_valid_rectification"] == (
+        "no valid rectification: none of the 10 labels of runs this version judged was drawn "
+        "by a sampling round it did not train on (1 trained it, 9 without a recorded pi)")
+    # a copy of the ledger where a uniform round (π 5/9) over tiny's nine runs drew five
+    # failures, r1 r2 r3 r5 r6: labels-only and rectified 0 [0, 1 − .025^(1/5)] for both
+    # (tiny-v2 trained on r8, which the round did not draw: it stays usable for it)
+    copy = tmp_path / "ledger.db"
+    shutil.copy(world.root / "ledger.db", copy)
+    url = f"sqlite:///{copy}"
+    drawn = {"r1", "r2", "r3", "r5", "r6"}
+    with Ledger.open(url) as ledger:
+        with ledger.transaction() as tx:
+            record_round(tx.conn, judge_version="tiny", strategy="sample-uniform", budget=5.0,
+                         floor=1.0, seed=0, options={}, frame=[
+                             FrameRow(rid, 5 / 9, 0.5, rid in drawn) for rid in A])
+        rates = evaluate(ledger, ["tiny", world.v2], read_truth_file(world.labels),
+                         world.labels, resamples=0)["rates"]
+    high = 1 - 0.025 ** (1 / 5)
+    for name, judged, covered, share in (("tiny", 9, 9, 3 / 9), ("tiny-v2", 10, 9, 3 / 10)):
+        e = rates[name]
+        assert (e["runs_judged"], e["runs_covered"], e["labels"], e["design"]) == (
+            judged, covered, 5, "uniform")
+        assert e["no_valid_rectification"] is None and e["judge_only"]["estimate"] == share
+        for key in ("labels_only", "rectified"):
+            assert (e[key]["estimate"], e[key]["low"], e[key]["method"]) == (
+                0.0, 0.0, "clopper-pearson")
+            assert e[key]["high"] == pytest.approx(high, abs=1e-12)
+    assert main(["eval", "--judge", "tiny", "--compare", world.v2, "--db", url, "--labels",
+                 world.labels, "--bootstrap", "0"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    i = lines.index("  tiny: 9 run(s) judged, 9 inside a usable sampling frame, 5 labelled "
+                    "(uniform sample)")
+    cp = f"0.000 [0.000, {high:.3f}]"
+    assert lines[i + 1:i + 5] == [
+        f"    {'judge-only (uncorrected)':<30}{'0.333':<26}the judge's votes counted as the "
+        "truth",
+        f"    {'labels-only':<30}{cp:<26}clopper-pearson",
+        f"    {'rectified':<30}{cp:<26}clopper-pearson",
+        "      5 labels (under 30): the labels' exact interval; the judge cannot narrow a "
+        "finite-sample interval this small (docs/rates.md)"]
+    # and the plain line where no label can rectify a version
+    assert main(["eval", "--judge", world.v2, "--db", world.url, "--labels", world.labels,
+                 "--bootstrap", "0"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    i = lines.index("  tiny-v2: 10 run(s) judged, 0 inside a usable sampling frame, 0 labelled")
+    assert lines[i + 1:i + 3] == [
+        f"    {'judge-only (uncorrected)':<30}0.300",
+        "    no valid rectification: none of the 10 labels of runs this version judged was "
+        "drawn by a sampling round it did not train on (1 trained it, 9 without a recorded pi)"]

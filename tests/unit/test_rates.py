@@ -302,14 +302,21 @@ def test_a_bad_row_is_refused_naming_the_field(kwargs: dict, message: str) -> No
         RateRow(**{**base, **kwargs})
 
 
-def test_the_benchs_active_draw_probabilities_by_hand() -> None:
+def test_the_benchs_active_draw_is_the_review_queues_by_hand() -> None:
     from bench.rates import inclusion_probabilities
+    from judge.learn.draw import inclusion_probabilities as queue_pi
 
-    # s = √(P(1 − P)) = .5, .5, .3, 0; the floor is half of 2/4; with c·.3 above it:
-    # c·.5 + c·.5 + c·.3 + .25 = 2 → c = 1.75/1.3
-    pi = inclusion_probabilities(np.array([0.5, 0.5, 0.1, 0.0]), 2.0)
-    c = 1.75 / 1.3
-    assert pi == pytest.approx([0.5 * c, 0.5 * c, 0.3 * c, 0.25], abs=1e-9)
+    # the queue's draw at floor .5: w = √(P(1 − P)) = .5, .5, .3, 0 (mean .325),
+    # u = .5·w/.325 + .5 (mean 1), π = (n/N)·u = .25 + .25·w/.325 for n = 2 of N = 4
+    pi = inclusion_probabilities(np.array([[0.5, 0.5, 0.1, 0.0]] * 2), 2.0)
+    want = [0.25 + 0.25 * w / 0.325 for w in (0.5, 0.5, 0.3, 0.0)]
+    assert pi.shape == (2, 4) and pi[1] == pytest.approx(want, abs=1e-12)
+    assert list(pi[0]) == queue_pi([0.5, 0.5, 0.1, 0.0], 2.0, 0.5)  # the same function
+    # a π over 1 is capped and the rest of the budget spread: w = .5, 0, 0, 0 gives
+    # u = 2.5, .5, .5, .5 and π 1.25 for the first: it is drawn surely, the other three
+    # share 1 label in proportion to u: 1/3 each
+    assert inclusion_probabilities(np.array([0.5, 0.0, 0.0, 0.0]), 2.0) == pytest.approx(
+        [1.0, 1 / 3, 1 / 3, 1 / 3], abs=1e-12)
     # a judge sure of every run: no P to spread the draw by, so uniform
     assert inclusion_probabilities(np.array([0.0, 1.0, 1.0, 0.0]), 1.0) == pytest.approx(
         [0.25] * 4, abs=1e-12)

@@ -5,7 +5,9 @@ Every setting draws 2,000 cells of N runs of a policy whose true rate is 0.4 (ea
 success with probability 0.4, independently: the rate a lab publishes is this probability,
 of which a cell's runs are a sample), a judge's P for each run, and labels: a uniform draw
 of round(fraction·N) runs, or an active one (each run drawn independently with π ∝
-√(P(1 − P)), never below half the uniform rate: ``bench.rates.inclusion_probabilities``).
+√(P(1 − P)) mixed with an even share, never below half the uniform rate: the review
+queue's own draw, ``judge.learn.draw.inclusion_probabilities``, through
+``bench.rates.inclusion_probabilities``).
 It then checks, over the trials that got an interval, that the labels-only and the
 rectified 95 % intervals cover 0.4 in at least 93.5 % of trials, and that the rectified
 interval is on average at most 5 % wider than labels-only (power tuning falls back to the

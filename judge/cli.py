@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from judge.errors import JudgeError
-from judge.ledgers.cli import DB_HELP
+from judge.ledgers.cli import db_arg
 from judge.preflight.cli import gpu_memory_gib
 from rcjudge.errors import RcjudgeError, one_line
 
@@ -722,8 +722,8 @@ def _cmd_judges_show(args: argparse.Namespace) -> int:
     return 0
 
 
-def register(sub: argparse._SubParsersAction) -> None:
-    """Add the judging pipeline's subcommands to the `rcjudge` parser."""
+def register_bring_in(sub: argparse._SubParsersAction) -> None:
+    """bring data in: ``bundle``, ``import``, ``inspect``."""
     p = sub.add_parser("inspect", help="channels, fps, contacts and sampled timestamps of a bundle")
     p.add_argument("bundle", help="bundle folder or fsspec URI")
     p.add_argument("--judge", metavar="VERSION", help="find contacts with this judge version's "
@@ -782,27 +782,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=_cmd_import_rosbag)  # a bad bag exits 2 (docs/rosbag.md)
 
-    p = sub.add_parser("explain", help="one HTML page: frames, signals, contacts and every "
-                       "model's answers behind a judgment")
-    p.add_argument("target", nargs="*", metavar="BUNDLE|RUN_ID",
-                   help="a bundle (judged now) or a run id (its judgment from the ledger); "
-                        "with --out-dir, run ids")
-    p.add_argument("--judge", default="tiny", help="judge version (name or YAML file)")
-    p.add_argument("--out", metavar="FILE.html", help="the page to write")
-    p.add_argument("--out-dir", metavar="DIR", help="write one page per run id, "
-                   "DIR/<run_id>.html, from the ledger (the pages the verdict screen's "
-                   "--explain-dir links)")
-    p.add_argument("--runs", metavar="FILE", help="with --out-dir: the run ids of a table's "
-                   "run_id (else episode_id) column, e.g. the evaluation_run export")
-    p.add_argument("--db", default=None, help="ledger URL for a RUN_ID (default $RCJUDGE_DB, "
-                   "else the embedded SQLite file)")
-    p.add_argument("--mcap", metavar="FILE.mcap", help="also write the contact events and "
-                   "sampled frames as Foxglove annotations (open it beside the bundle's MCAP)")
-    p.add_argument("--rrd", metavar="FILE.rrd", help="also (or instead of --out) write the "
-                   "page's content as a Rerun recording (needs the rerun extra: rerun-sdk)")
-    p.add_argument("--json", action="store_true")
-    p.set_defaults(func=_cmd_explain)
 
+def register_judging(sub: argparse._SubParsersAction) -> None:
+    """judge: ``judge``, ``batch``, ``rejudge``, ``explain``."""
     p = sub.add_parser("judge", help="judge bundles with a judge version (three VLMs, voted)")
     p.add_argument("bundles", nargs="+", metavar="BUNDLE", help="bundle folders or URIs")
     p.add_argument("--judge", default="tiny", help="judge version (configs/judges/NAME.yaml)")
@@ -819,7 +801,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    "RCJUDGE_HOME/bag-bundles)")
     p.add_argument("--judge", required=True, metavar="VERSION", help="judge version")
     p.add_argument("--ray-address", metavar="ADDR", help="join this Ray cluster (default: local)")
-    p.add_argument("--db", metavar="URL", help=DB_HELP)
+    db_arg(p)
     p.add_argument("--max-in-flight", type=int, metavar="N",
                    help="bundles between submission and ledger write (backpressure; "
                    "default max(8, 2 × replicas × batch size))")
@@ -847,9 +829,70 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--source", metavar="SOURCE", help="where the bundles are now (folder, "
                    "glob or list file; e.g. another mount): runs are found by bundle hash")
     p.add_argument("--ray-address", metavar="ADDR")
-    p.add_argument("--db", metavar="URL", help=DB_HELP)
+    db_arg(p)
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=_cmd_rejudge, input_exit=1)
+
+    p = sub.add_parser("explain", help="one HTML page: frames, signals, contacts and every "
+                       "model's answers behind a judgment")
+    p.add_argument("target", nargs="*", metavar="BUNDLE|RUN_ID",
+                   help="a bundle (judged now) or a run id (its judgment from the ledger); "
+                        "with --out-dir, run ids")
+    p.add_argument("--judge", default="tiny", help="judge version (name or YAML file)")
+    p.add_argument("--out", metavar="FILE.html", help="the page to write")
+    p.add_argument("--out-dir", metavar="DIR", help="write one page per run id, "
+                   "DIR/<run_id>.html, from the ledger (the pages the verdict screen's "
+                   "--explain-dir links)")
+    p.add_argument("--runs", metavar="FILE", help="with --out-dir: the run ids of a table's "
+                   "run_id (else episode_id) column, e.g. the evaluation_run export")
+    db_arg(p)  # the ledger a RUN_ID is read from
+    p.add_argument("--mcap", metavar="FILE.mcap", help="also write the contact events and "
+                   "sampled frames as Foxglove annotations (open it beside the bundle's MCAP)")
+    p.add_argument("--rrd", metavar="FILE.rrd", help="also (or instead of --out) write the "
+                   "page's content as a Rerun recording (needs the rerun extra: rerun-sdk)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=_cmd_explain)
+
+
+def register_improve(sub: argparse._SubParsersAction) -> None:
+    """improve the judge: ``review``, ``train``, ``eval``, ``calibrate``, ``average`` (``labels``:
+    :mod:`judge.ledgers.cli`)."""
+    review = sub.add_parser("review", help="the review queue: which runs to label next, "
+                            "and the labels made from it (docs/review.md)"
+                            ).add_subparsers(dest="review_command", required=True,
+                                             metavar="COMMAND")
+    p = review.add_parser("next", help="the unlabelled runs to label next, best first, each "
+                          "with the reason it was picked")
+    p.add_argument("--judge", required=True, metavar="VERSION",
+                   help="the judge version whose judgments rank the runs")
+    p.add_argument("--n", type=int, default=20, help="how many runs (default 20; for a "
+                   "sampling round, how many it draws on average)")
+    p.add_argument("--strategy", default="committee",
+                   choices=REVIEW_STRATEGIES + SAMPLING_STRATEGIES,
+                   help="committee: the three models disagree (default); uncertainty: low "
+                   "reported confidence; random: seeded; coverage: tasks, policies, bodies "
+                   "with few labels first; sample: a sampling round for rates, each run drawn "
+                   "with probability from the judge's uncertainty (recorded in the ledger); "
+                   "sample-uniform: the same, every run alike")
+    p.add_argument("--seed", type=int, default=0, help="seed of --strategy random, sample, "
+                   "sample-uniform")
+    p.add_argument("--floor", type=float, metavar="F", help="--strategy sample: the share "
+                   "of --n spread evenly, so no run is impossible (default 0.5; 1: uniform)")
+    p.add_argument("--split-seed", type=int, default=0, metavar="S",
+                   help="the --split-seed `rcjudge train` will use: runs of its test part are "
+                   "never picked (default 0, train's default)")
+    p.add_argument("--test-fraction", type=float, default=0.2, metavar="F",
+                   help="the --test-fraction `rcjudge train` will use (default 0.2)")
+    p.add_argument("--test-runs", metavar="FILE", help="runs the lab holds as its own test "
+                   "set, never offered: one run id a line, or a .csv/.jsonl with a run_id "
+                   "column")
+    db_arg(p)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=_cmd_review_next)
+    p = review.add_parser("stats", help="labels per strategy, per task and per labeller")
+    db_arg(p)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=_cmd_review_stats)
 
     p = sub.add_parser("calibrate", help="fit per-model Platt scaling on operator labels")
     p.add_argument("--judge", required=True, metavar="VERSION")
@@ -857,7 +900,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--config", metavar="FILE", help="where to write it (default "
                    "$RCJUDGE_HOME/judges/NEW_VERSION.yaml, found by name)")
     p.add_argument("--holdout", type=float, default=0.3, help="share of tasks held out")
-    p.add_argument("--db", metavar="URL", help=DB_HELP)
+    db_arg(p)
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=_cmd_calibrate)
 
@@ -866,7 +909,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="the version whose judgments and models to start from")
     p.add_argument("--out", metavar="NEW_VERSION", help="name of the new version (required "
                    "but with --plan)")
-    p.add_argument("--db", metavar="URL", help=DB_HELP)
+    db_arg(p)
     p.add_argument("--labels", metavar="FILE", help="labels (CSV/JSONL, the import format) "
                    "instead of the ledger's operator labels")
     p.add_argument("--config", metavar="FILE", help="where to write the version (default "
@@ -920,7 +963,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="trained versions (names or YAML files): one parent, data, split and "
                    "options; other --seed values")
     p.add_argument("--out", required=True, metavar="NEW_VERSION", help="name of the new version")
-    p.add_argument("--db", metavar="URL", help=DB_HELP)
+    db_arg(p)
     p.add_argument("--labels", metavar="FILE", help="the label file they were trained from, "
                    "if not the ledger's operator labels")
     p.add_argument("--config", metavar="FILE", help="where to write the version (default "
@@ -934,7 +977,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="judge version name or YAML file")
     p.add_argument("--compare", metavar="VERSION_B", help="a second version, scored on the "
                    "same runs (those neither trained on and both judged), with the flips")
-    p.add_argument("--db", metavar="URL", help=DB_HELP)
+    db_arg(p)
     p.add_argument("--labels", metavar="FILE", help="truth from this label file (CSV/JSONL as "
                    "`labels import`, plus an optional near_threshold column); default: the "
                    "ledger's current operator labels")
@@ -945,50 +988,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=int, default=0, metavar="S", help="seed of the resamples")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=_cmd_eval)
-    from judge.learn.rates_cli import register_rates
 
-    register_rates(sub)  # rcjudge rates, rcjudge compare (docs/rates.md)
 
-    review = sub.add_parser("review", help="the review queue: which runs to label next, "
-                            "and the labels made from it (docs/judge-quality.md)"
-                            ).add_subparsers(dest="review_command", required=True,
-                                             metavar="COMMAND")
-    p = review.add_parser("next", help="the unlabelled runs to label next, best first, each "
-                          "with the reason it was picked")
-    p.add_argument("--judge", required=True, metavar="VERSION",
-                   help="the judge version whose judgments rank the runs")
-    p.add_argument("--n", type=int, default=20, help="how many runs (default 20; for a "
-                   "sampling round, how many it draws on average)")
-    p.add_argument("--strategy", default="committee",
-                   choices=REVIEW_STRATEGIES + SAMPLING_STRATEGIES,
-                   help="committee: the three models disagree (default); uncertainty: low "
-                   "reported confidence; random: seeded; coverage: tasks, policies, bodies "
-                   "with few labels first; sample: a sampling round for rates, each run drawn "
-                   "with probability from the judge's uncertainty (recorded in the ledger); "
-                   "sample-uniform: the same, every run alike")
-    p.add_argument("--seed", type=int, default=0, help="seed of --strategy random, sample, "
-                   "sample-uniform")
-    p.add_argument("--floor", type=float, metavar="F", help="--strategy sample: the share "
-                   "of --n spread evenly, so no run is impossible (default 0.5; 1: uniform)")
-    p.add_argument("--split-seed", type=int, default=0, metavar="S",
-                   help="the --split-seed `rcjudge train` will use: runs of its test part are "
-                   "never picked (default 0, train's default)")
-    p.add_argument("--test-fraction", type=float, default=0.2, metavar="F",
-                   help="the --test-fraction `rcjudge train` will use (default 0.2)")
-    p.add_argument("--test-runs", metavar="FILE", help="runs the lab holds as its own test "
-                   "set, never offered: one run id a line, or a .csv/.jsonl with a run_id "
-                   "column")
-    p.add_argument("--db", metavar="URL", help=DB_HELP)
-    p.add_argument("--json", action="store_true")
-    p.set_defaults(func=_cmd_review_next)
-    p = review.add_parser("stats", help="labels per strategy, per task and per labeller")
-    p.add_argument("--db", metavar="URL", help=DB_HELP)
-    p.add_argument("--json", action="store_true")
-    p.set_defaults(func=_cmd_review_stats)
-    from judge.review.cli import register_serve
-
-    register_serve(review)  # rcjudge review serve (the page alone)
-
+def register_setup(sub: argparse._SubParsersAction) -> None:
+    """setup: ``models``, ``judges``, ``tasks`` (``doctor``: :mod:`judge.preflight.cli`;
+    ``db``: :mod:`judge.ledgers.cli`)."""
     models = sub.add_parser("models", help="model tools").add_subparsers(
         dest="models_command", required=True, metavar="COMMAND")
     p = models.add_parser("build-tiny", help="build three tiny random-weight VLMs offline")
@@ -1031,6 +1035,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = judges.add_parser("show", help="a version's fingerprint and its parts (and, with --db, "
                           "whether it still judges as it did)")
     p.add_argument("version", metavar="VERSION", help="judge version name or YAML file")
-    p.add_argument("--db", metavar="URL", help="compare with the fingerprint in this ledger")
+    db_arg(p)  # given: compare with the fingerprint in this ledger
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=_cmd_judges_show)

@@ -61,8 +61,13 @@ def _cmd_bundle_create(args: argparse.Namespace) -> int:
         videos[name] = path
     encode = _usage(lambda: EncodeOptions(keyframe_s=args.keyframe_s, crf=args.crf,
                                           preset=args.preset, force=args.reencode))
-    if Path(args.out).exists():  # a flag, not an input: exit 2
-        raise JudgeError(f"{args.out}: already exists; bundles are never overwritten")
+    from judge.bundle.create import REQUIRED_CAMERAS
+
+    if len(videos) != REQUIRED_CAMERAS:  # flags, not inputs: exit 2 (rcjudge --help)
+        raise JudgeError(f"--video: expected {REQUIRED_CAMERAS} cameras, got {len(videos)} "
+                         f"({', '.join(sorted(videos)) or 'none'})")
+    if Path(args.out).exists():
+        raise JudgeError(f"--out {args.out}: already exists; bundles are never overwritten")
     created = create_bundle(videos=videos, signals=args.signals, attribution=args.attribution,
                             out=args.out, encode=encode, progress=True,
                             gripper=args.gripper)
@@ -399,7 +404,7 @@ def _cmd_rejudge(args: argparse.Namespace) -> int:
     from judge.ensemble.version import load_judge_version
     from judge.ledgers.store import Ledger
 
-    with Ledger.open(args.db) as ledger:
+    with Ledger.open(args.db, create=False) as ledger:
         summary, diff = rejudge(ledger, args.from_version, load_judge_version(args.to_version),
                                 task_id=args.task, source=args.source,
                                 ray_address=args.ray_address,
@@ -436,7 +441,7 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
     from judge.ledgers.store import Ledger
 
     target = version_path(args.out, args.config)  # refused before any work if it exists
-    with Ledger.open(args.db) as ledger:
+    with Ledger.open(args.db, create=False) as ledger:
         check_unrecorded(ledger, args.out)
         new, report = calibrate_version(ledger, load_judge_version(args.judge), args.out,
                                         holdout=args.holdout)
@@ -503,7 +508,7 @@ def _cmd_train(args: argparse.Namespace) -> int:
     if args.out is None:
         raise TrainError("--out NEW_VERSION: the name of the version to train (or --plan)")
     refuse_on_red(parent, "train")  # rcjudge doctor's red rows, before any run is prepared
-    with Ledger.open(args.db) as ledger:
+    with Ledger.open(args.db, create=False) as ledger:
         _, report = train_version(ledger, parent, args.out, cfg, labels_file=args.labels,
                                   config_out=args.config, progress=True,
                                   device_memory_bytes=memory)
@@ -535,7 +540,7 @@ def _cmd_average(args: argparse.Namespace) -> int:
     from judge.ledgers.store import Ledger
 
     versions = [load_judge_version(v) for v in args.versions.split(",") if v]
-    with Ledger.open(args.db) as ledger:
+    with Ledger.open(args.db, create=False) as ledger:
         _, report = average_versions(ledger, versions, args.out, labels_file=args.labels,
                                      config_out=args.config, progress=True)
     _emit(report, args.json, format_average)
@@ -567,7 +572,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     if args.out:
         check_out_dir(args.out)
     truth = read_truth_file(args.labels) if args.labels else None
-    with Ledger.open(args.db) as ledger:
+    with Ledger.open(args.db, create=False) as ledger:
         report = evaluate(ledger, [args.judge] + ([args.compare] if args.compare else []),
                           truth, args.labels, resamples=args.bootstrap, seed=args.seed)
     if args.out:
@@ -579,6 +584,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
 def _cmd_review_next(args: argparse.Namespace) -> int:
     from dataclasses import asdict
 
+    from judge.ensemble.version import judge_name
     from judge.learn.select import (
         SelectError,
         known_test_runs,
@@ -588,10 +594,11 @@ def _cmd_review_next(args: argparse.Namespace) -> int:
     )
     from judge.ledgers.store import Ledger
 
+    args.judge = judge_name(args.judge)
     named = read_test_runs(args.test_runs) if args.test_runs else {}  # before the ledger opens
     if args.floor is not None and args.strategy != "sample":
         raise SelectError(f"--floor: only with --strategy sample, not {args.strategy}")
-    with Ledger.open(args.db) as ledger:
+    with Ledger.open(args.db, create=False) as ledger:
         test_runs = known_test_runs(ledger, named, args.test_runs) if named else frozenset()
         split = {"split_seed": args.split_seed, "test_fraction": args.test_fraction,
                  "test_runs": test_runs}
@@ -644,7 +651,7 @@ def _cmd_review_stats(args: argparse.Namespace) -> int:
     from judge.ledgers.review import review_stats
     from judge.ledgers.store import Ledger
 
-    with Ledger.open(args.db) as ledger:
+    with Ledger.open(args.db, create=False) as ledger:
         stats = review_stats(ledger)
     _emit(stats, args.json, _format_review_stats)
     return 0
@@ -701,7 +708,7 @@ def _cmd_judges_show(args: argparse.Namespace) -> int:
     if args.db:
         from judge.ledgers.store import Ledger
 
-        with Ledger.open(args.db) as ledger:
+        with Ledger.open(args.db, create=False) as ledger:
             recorded = ledger.version_fingerprint(version.name)
         out["ledger"] = None if recorded is None else {
             "fingerprint": recorded[0], "same": recorded[0] == fp.digest,
@@ -780,7 +787,7 @@ def register_bring_in(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--keyframe-s", type=float, default=0.5)
     p.add_argument("--crf", type=int, default=18)
     p.add_argument("--json", action="store_true")
-    p.set_defaults(func=_cmd_import_rosbag)  # a bad bag exits 2 (docs/rosbag.md)
+    p.set_defaults(func=_cmd_import_rosbag)  # a bad bag exits 1 (rcjudge --help)
 
 
 def register_judging(sub: argparse._SubParsersAction) -> None:

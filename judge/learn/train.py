@@ -60,7 +60,7 @@ from judge.ensemble.prompts import (
     yes_no_requests,
 )
 from judge.ensemble.taxonomy import Taxonomy, load_taxonomy
-from judge.ensemble.version import JudgeVersion, Training
+from judge.ensemble.version import TRAINED_COPY, JudgeVersion, Training
 from judge.errors import JudgeError
 from judge.learn.calibrate import (
     Dataset,
@@ -551,6 +551,7 @@ def train_version(ledger: Ledger, parent: JudgeVersion, new_name: str,
                        f"(rcjudge train, seed {cfg.seed})",
         "training": record})
     path = write_version(new, target)
+    shutil.copyfile(path, weights_root / TRAINED_COPY)  # found by name: any --config
     seen = record_training(ledger, new_name, parent.name, labels_file or "ledger", label_rows(
         ledger, [(e.run_id, e.label, part) for part in PARTS[:3] for e in examples[part]],
         from_file=labels_file is not None))

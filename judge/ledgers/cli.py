@@ -93,11 +93,12 @@ def _cmd_labels_import(args: argparse.Namespace) -> int:
 
 
 def _cmd_export_evaluation_run(args: argparse.Namespace) -> int:
+    from judge.ensemble.version import judge_name
     from judge.ledgers.export import export_evaluation_run
     from judge.ledgers.store import Ledger
 
-    with Ledger.open(args.db) as ledger:
-        s = export_evaluation_run(ledger, args.judge, args.out)
+    with Ledger.open(args.db, create=False) as ledger:
+        s = export_evaluation_run(ledger, judge_name(args.judge), args.out)
     _print(asdict(s), args.json,
            f"{s.path}: {s.rows} row(s) of {s.judge_version} "
            f"({s.operator_rows} with an operator label)")

@@ -479,18 +479,18 @@ def format_calibration(r: dict) -> str:
 def _cmd_train(args: argparse.Namespace) -> int:
     from judge.ensemble.version import load_judge_version
     from judge.learn.memory import GIB, check_plan, format_plan, training_memory_plan
+    from judge.learn.recipe import RECIPES
     from judge.learn.train import TrainConfig, TrainError, train_version
     from judge.ledgers.store import Ledger
     from judge.preflight.doctor import refuse_on_red
 
-    cfg = TrainConfig(seed=args.seed, split_seed=args.split_seed, epochs=args.epochs,
-                      lr=args.lr, batch=args.batch,
-                      patience=args.patience, warmup_steps=args.warmup_steps,
+    given = ("epochs", "patience", "warmup_steps", "blank_images", "blank_text", "travel_jitter")
+    knobs = {**RECIPES[args.recipe],  # the recipe, then each flag given explicitly
+             **{k: v for k in given if (v := getattr(args, k)) is not None}}
+    cfg = TrainConfig(seed=args.seed, split_seed=args.split_seed, lr=args.lr, batch=args.batch,
                       test_fraction=args.test_fraction, max_steps=args.max_steps,
                       lora=args.lora, lora_rank=args.lora_rank,
-                      gradient_checkpointing=args.gradient_checkpointing,
-                      blank_images=args.blank_images, blank_text=args.blank_text,
-                      travel_jitter=args.travel_jitter,
+                      gradient_checkpointing=args.gradient_checkpointing, **knobs,
                       hold_out_tasks=tuple(t for t in (args.hold_out_tasks or "").split(",")
                                            if t))
     parent = load_judge_version(args.from_version)
@@ -926,14 +926,24 @@ def register_improve(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--split-seed", type=int, metavar="S", help="the split's own seed (default: "
                    "--seed): versions trained with one split seed and several --seed values "
                    "share their train, validation, calibration and test parts")
-    p.add_argument("--epochs", type=int, default=8)
-    p.add_argument("--lr", type=float, default=None, help="learning rate (default: 2e-3 for "
-                   "models under 1 B parameters; at 1 B and more 2e-4 with LoRA, 2e-5 without)")
+    p.add_argument("--recipe", choices=("judge-quality", "demo"), default="judge-quality",
+                   help="named defaults for the flags below: judge-quality (default), the "
+                   "recipe behind docs/judge-quality.md's figures: 20 epochs, patience 5, lr "
+                   "5e-4 (models under 1 B parameters), 60 warm-up steps, --blank-images 0.5; "
+                   "demo, make demo's quick one: 8 epochs, patience 3, lr 2e-3, no warm-up, "
+                   "no modality dropout. A flag given explicitly overrides its recipe value")
+    p.add_argument("--epochs", type=int, default=None, help="passes over the train part "
+                   "(recipe: 20; demo 8)")
+    p.add_argument("--lr", type=float, default=None, help="learning rate (default: the "
+                   "recipe's for models under 1 B parameters, 5e-4, demo 2e-3; at 1 B and more "
+                   "2e-4 with LoRA, 2e-5 without)")
     p.add_argument("--batch", type=int, default=8, help="questions per optimizer step")
-    p.add_argument("--patience", type=int, default=2,
-                   help="epochs without a better validation loss before stopping")
-    p.add_argument("--warmup-steps", type=int, default=0,
-                   help="optimizer steps over which the learning rate rises linearly to --lr")
+    p.add_argument("--patience", type=int, default=None,
+                   help="epochs without a better validation loss before stopping (recipe: "
+                   "5; demo 3)")
+    p.add_argument("--warmup-steps", type=int, default=None,
+                   help="optimizer steps over which the learning rate rises linearly to --lr "
+                   "(recipe: 60; demo 0)")
     p.add_argument("--max-steps", type=int, help="cap on optimizer steps per model")
     p.add_argument("--test-fraction", type=float, default=0.2,
                    help="share of seed groups never used, left for `rcjudge eval` (default "
@@ -950,17 +960,17 @@ def register_improve(sub: argparse._SubParsersAction) -> None:
                    "training memory and whether it fits its device, then stop (no ledger read)")
     p.add_argument("--device-memory-gib", type=float, metavar="GIB", help="plan for a device "
                    "of this much memory (default: each model's device: the GPU's, or the RAM)")
-    p.add_argument("--blank-images", type=float, default=0.0, metavar="P",
+    p.add_argument("--blank-images", type=float, default=None, metavar="P",
                    help="show each training question black frames with probability P, so "
-                   "the models learn to read the question's text too (default 0)")
-    p.add_argument("--blank-text", type=float, default=0.0, metavar="P",
+                   "the models learn to read the question's text too (recipe: 0.5; demo 0)")
+    p.add_argument("--blank-text", type=float, default=None, metavar="P",
                    help="ask each training question that shows its images without the "
                    "{sensors} and {motion} lines with probability P, so the models learn to "
-                   "read the images too (default 0)")
-    p.add_argument("--travel-jitter", type=float, default=0.0, metavar="J",
+                   "read the images too (recipe and demo: 0)")
+    p.add_argument("--travel-jitter", type=float, default=None, metavar="J",
                    help="scale each training question's arm travel ({motion}) by a factor "
                    "drawn log-uniformly from [1/(1+J), 1+J], so no task's range of it becomes "
-                   "a cue (default 0)")
+                   "a cue (recipe and demo: 0)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=_cmd_train)
 

@@ -14,6 +14,7 @@ import argparse
 import os
 import sys
 from collections.abc import Callable, Sequence
+from typing import NoReturn
 
 from rcjudge.errors import InputError, RcjudgeError, one_line
 
@@ -68,7 +69,16 @@ def _registrars() -> dict[str, list[Callable[[argparse._SubParsersAction], objec
     }
 
 
-class GroupedParser(argparse.ArgumentParser):
+class Parser(argparse.ArgumentParser):
+    """Every command's parser: a usage error is one stderr line, naming the command and
+    where its help is, and exit 2 (argparse's own prints the usage block first)."""
+
+    def error(self, message: str) -> NoReturn:
+        where = "" if self.prog == "rcjudge" else f"{self.prog.removeprefix('rcjudge ')}: "
+        self.exit(2, f"rcjudge: error: {where}{one_line(message)} (see {self.prog} --help)\n")
+
+
+class GroupedParser(Parser):
     """The top-level parser: ``--help`` lists the commands under :data:`GROUPS`' headings."""
 
     def format_help(self) -> str:
@@ -98,7 +108,7 @@ def build_parser() -> argparse.ArgumentParser:
                            formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND",
-                                parser_class=argparse.ArgumentParser)
+                                parser_class=Parser)
     for register in (r for regs in _registrars().values() for r in regs):
         register(sub)
     for p in sub.choices.values():  # the same rule in every command's own --help

@@ -16,10 +16,15 @@ from judge.api.errors import ApiError
 from judge.errors import JudgeError
 from judge.ledgers.cli import db_arg
 from rcjudge import strict_json
+from rcjudge.errors import InputError
 
 
 class ApiCliError(JudgeError, ValueError):
-    """A refused API admin command (bad rights, unknown key, bad attestation file)."""
+    """A refused API admin command (bad rights, unknown key): exit 2."""
+
+
+class AttestationFileError(ApiCliError, InputError):
+    """An attestation file with errors; nothing of it was imported (exit 1)."""
 
 
 def _service(args: argparse.Namespace) -> Any:
@@ -118,7 +123,7 @@ def read_attestations(path: str) -> list[dict[str, Any]]:
         with open(path, encoding="utf-8") as f:
             lines = f.read().splitlines()
     except (OSError, UnicodeDecodeError) as exc:
-        raise ApiCliError(f"{path}: cannot read: {exc}") from None
+        raise AttestationFileError(f"{path}: cannot read: {exc}") from None
     rows, errors, seen = [], [], set()
     for i, line in enumerate(lines, 1):
         if not line.strip():
@@ -150,7 +155,7 @@ def read_attestations(path: str) -> list[dict[str, Any]]:
         seen.add(doc["attestation_id"])
         rows.append({**doc, "issued_at": at})
     if errors:
-        raise ApiCliError(f"{path}: {len(errors)} error(s), nothing imported: "
+        raise AttestationFileError(f"{path}: {len(errors)} error(s), nothing imported: "
                           + "; ".join(errors))
     return rows
 

@@ -9,9 +9,10 @@ from dataclasses import dataclass, field
 from judge.bundle.filesystems import url_to_fs
 from judge.bundle.manifest import MANIFEST
 from judge.errors import JudgeError
+from rcjudge.errors import InputError
 
 
-class SourceError(JudgeError, ValueError):
+class SourceError(JudgeError, InputError, ValueError):
     """A batch source names nothing usable."""
 
 

@@ -1,9 +1,10 @@
 """CLI of the ledgers: ``rcjudge db upgrade`` / ``check``, ``labels import``, ``export``.
 
 Thin wrappers over :mod:`judge.ledgers.store`, :mod:`~judge.ledgers.labels` and
-:mod:`~judge.ledgers.export`. ``--db URL`` defaults to ``$RCJUDGE_DB``, else the
-embedded SQLite file ``<$RCJUDGE_DATA or $RCJUDGE_HOME>/rcjudge.db``. Bad input exits 2
-with one line (a label file: one summary line, then one line per bad row).
+:mod:`~judge.ledgers.export`. ``--db URL|PATH`` (:func:`db_arg`, every command that opens
+a ledger) defaults to ``$RCJUDGE_DB``, else the embedded SQLite file
+``<$RCJUDGE_DATA or $RCJUDGE_HOME>/rcjudge.db``. A refused label file exits 1 (one summary
+line, then one line per bad row); a usage or setup error 2.
 """
 
 from __future__ import annotations
@@ -46,7 +47,7 @@ def _cmd_db_check(args: argparse.Namespace) -> int:
     from judge.ledgers.store import Ledger
     from judge.outcomes.store import OutcomeStore
 
-    with Ledger.open(args.db) as ledger:
+    with Ledger.open(args.db, create=False) as ledger:
         bad = OutcomeStore(ledger.engine).unencodable_rows()
         url = ledger.engine.url.render_as_string(hide_password=True)
     lines = [f"{b['table']} {b['dataset']} {b['sequence_uid']} v{b['version']}: unencodable "
@@ -79,7 +80,7 @@ def _cmd_labels_import(args: argparse.Namespace) -> int:
                 raise
             _print({"file": exc.source, "imported": 0,
                     "errors": [asdict(e) for e in exc.errors]}, True, "")
-            return 2
+            return 1  # an input refused (rcjudge --help)
     out = asdict(s)
     if s.round_id is None:  # the three fields of --random-sample
         del out["round_id"], out["frame"], out["pi"]

@@ -69,6 +69,46 @@ def _registrars() -> dict[str, list[Callable[[argparse._SubParsersAction], objec
     }
 
 
+#: What exit 1 names, for each command that can exit 1 (docs/cli.md's table; the others
+#: exit 0, 2, 130 or 141 only). ``tests/integration/test_exit_codes.py`` runs each.
+EXIT_1: dict[str, str] = {
+    "inspect": "the bundle", "bundle create": "a video, the signal table or the attribution",
+    "import lerobot": "each episode (or the dataset)", "import rosbag": "the bag",
+    "judge": "each bundle", "batch": "each bundle or bag (in the summary), or SOURCE",
+    "rejudge": "each bundle (in the summary)", "explain": "the bundle",
+    "labels import": "the label file, then a line a bad row",
+    "verdict build": "a table or cards file", "verdict check": "a failed check",
+    "verdict grade": "a disagreement with the gold set",
+    "verdict recapture-check": "a mismatch with the plan",
+    "attestations import": "the attestation file", "doctor": "a red row",
+    "db check": "an unencodable row", "truth-labels": "the bundle folder or truth file",
+}
+
+
+def command_table() -> str:
+    """docs/cli.md's table: every leaf command, its group and its exit codes."""
+    parser = build_parser()
+    group_of = {n: title for title, names in GROUPS for n in names}
+    rows = ["| command | group | exit 1 names | exit codes |", "| --- | --- | --- | --- |"]
+    for leaf in _leaves(parser):
+        one = EXIT_1.get(leaf)
+        codes = "0, 1, 2, 130, 141" if one else "0, 2, 130, 141"
+        rows.append(f"| `rcjudge {leaf}` | {group_of[leaf.split()[0]]} | {one or '—'} | "
+                    f"{codes} |")
+    return "\n".join(rows)
+
+
+def _leaves(parser: argparse.ArgumentParser, prefix: tuple[str, ...] = ()) -> list[str]:
+    """Every command ``--help`` shows that has no subcommands, in the help's order."""
+    sub = commands_action(parser) if any(
+        isinstance(a, argparse._SubParsersAction) for a in parser._actions) else None
+    if sub is None:
+        return [" ".join(prefix)]
+    order = ([n for _, names in GROUPS for n in names] if not prefix
+             else [a.dest for a in sub._choices_actions])
+    return [leaf for name in order for leaf in _leaves(sub.choices[name], (*prefix, name))]
+
+
 class Parser(argparse.ArgumentParser):
     """Every command's parser: a usage error is one stderr line, naming the command and
     where its help is, and exit 2 (argparse's own prints the usage block first)."""

@@ -203,3 +203,16 @@ def test_train_recipe_defaults_and_overrides():
                                         "blank_text": 0.0, "travel_jitter": 0.0}
     args = build_parser().parse_args(["train", "--from", "tiny", "--plan"])
     assert (args.recipe, args.epochs, args.patience) == ("judge-quality", None, None)
+
+
+def test_docs_cli_md_holds_the_parsers_table_and_help():
+    from rcjudge.cli import EXIT_1, _leaves, command_table
+
+    doc = (ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
+    table = doc.split("<!-- commands:start -->\n", 1)[1].split("\n<!-- commands:end -->", 1)[0]
+    assert table == command_table()
+    assert set(EXIT_1) <= set(_leaves(build_parser()))
+    env = {**os.environ, "COLUMNS": "80"}
+    out = subprocess.run([sys.executable, "-m", "rcjudge.cli", "--help"], capture_output=True,
+                         text=True, cwd=ROOT, env=env, check=True).stdout
+    assert f"### After\n\n```\n{out.rstrip()}\n```\n" in doc

@@ -139,7 +139,13 @@ def _cmd_import_rosbag(args: argparse.Namespace) -> int:
     if not args.mapping or not args.out:
         raise JudgeError("rcjudge import rosbag: give --mapping FILE and --out DIR (or --list)")
     encode = _usage(lambda: EncodeOptions(keyframe_s=args.keyframe_s, crf=args.crf))
+    from judge.bundle.rosbag import check_mapping
     from judge.bundle.rosbag.bag import recordings
+
+    try:  # the mapping is configuration: a bad one exits 2, a bad bag 1 (rcjudge --help)
+        check_mapping(args.mapping)
+    except JudgeError as exc:
+        raise JudgeError(str(exc)) from None
 
     rows: list[dict] = []
 

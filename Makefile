@@ -40,7 +40,7 @@ demo: $(VENV)/.installed $(MODELS)/tiny/llava/config.json
 	$(VENV)/bin/rcjudge inspect $(OUT)/bundles/synth-0000-0000
 	@echo "$(V1): three random-weight VLMs on CPU, asked with the contact events and the motion"
 	@echo "  as text; untrained, their verdicts show the plumbing, not truth"
-	RAY_AUTH_MODE=disabled $(VENV)/bin/rcjudge batch $(OUT)/bundles --judge $(V1) \
+	$(VENV)/bin/rcjudge batch $(OUT)/bundles --judge $(V1) \
 		--db $(DB) --report $(OUT)/batch-report.json
 	@echo "single calls, in this process:"
 	$(VENV)/bin/rcjudge judge $(OUT)/bundles/synth-0000-000[0-3]/ --judge $(V1)
@@ -65,7 +65,7 @@ demo: $(VENV)/.installed $(MODELS)/tiny/llava/config.json
 	$(VENV)/bin/rcjudge labels import $(OUT)/labels.csv --picks $(OUT)/picks.json --db $(DB)
 	@test -f $(OUT)/$(V2).yaml || { rm -rf $(MODELS)/$(V2); $(VENV)/bin/rcjudge train --from $(V1) \
 		--out $(V2) --config $(OUT)/$(V2).yaml --db $(DB) --recipe demo --seed 0; }
-	RAY_AUTH_MODE=disabled $(VENV)/bin/rcjudge rejudge --from $(V1) --to $(OUT)/$(V2).yaml --db $(DB)
+	$(VENV)/bin/rcjudge rejudge --from $(V1) --to $(OUT)/$(V2).yaml --db $(DB)
 	$(VENV)/bin/rcjudge eval --judge $(V1) --compare $(OUT)/$(V2).yaml --labels $(OUT)/truth.csv \
 		--db $(DB) --out $(OUT)/eval --bootstrap 200
 	@echo "eval report: $(OUT)/eval/report.html"

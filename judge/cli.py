@@ -764,7 +764,7 @@ def register_bring_in(sub: argparse._SubParsersAction) -> None:
                    help="gripper profile (configs/grippers.yaml) or a YAML file of its fields: "
                         "gripper.force is then that gripper's effort, not a contact force")
     p.add_argument("--json", action="store_true")
-    p.set_defaults(func=_cmd_bundle_create, input_exit=1)
+    p.set_defaults(func=_cmd_bundle_create)
 
     imp = sub.add_parser("import", help="turn other formats into bundles").add_subparsers(
         dest="import_command", required=True, metavar="FORMAT")
@@ -779,7 +779,7 @@ def register_bring_in(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--keyframe-s", type=float, default=0.5)
     p.add_argument("--crf", type=int, default=18)
     p.add_argument("--json", action="store_true")
-    p.set_defaults(func=_cmd_import_lerobot, input_exit=1)
+    p.set_defaults(func=_cmd_import_lerobot)
     p = imp.add_parser("rosbag", help="each episode of a ROS 2 (MCAP, SQLite) or ROS 1 bag "
                        "-> a bundle")
     p.add_argument("bags", nargs="+", metavar="BAG",
@@ -802,7 +802,7 @@ def register_judging(sub: argparse._SubParsersAction) -> None:
     p.add_argument("bundles", nargs="+", metavar="BUNDLE", help="bundle folders or URIs")
     p.add_argument("--judge", default="tiny", help="judge version (configs/judges/NAME.yaml)")
     p.add_argument("--json", action="store_true")
-    p.set_defaults(func=_cmd_judge, input_exit=1)
+    p.set_defaults(func=_cmd_judge)
 
     p = sub.add_parser("batch", help="judge many bundles on Ray into the ledgers (resumable)")
     p.add_argument("source", help="a folder of bundles, a glob, or a list file of bundle URIs; "
@@ -832,7 +832,7 @@ def register_judging(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--dataset", metavar="OWNER/SLUG", help="put the judged runs into this "
                    "dataset, each with a source: model outcome label (docs/outcomes.md)")
     p.add_argument("--json", action="store_true")
-    p.set_defaults(func=_cmd_batch, input_exit=1)
+    p.set_defaults(func=_cmd_batch)
 
     p = sub.add_parser("rejudge", help="re-judge every run of version A with version B, and diff")
     p.add_argument("--from", dest="from_version", required=True, metavar="VERSION_A")
@@ -844,7 +844,7 @@ def register_judging(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--ray-address", metavar="ADDR")
     db_arg(p)
     p.add_argument("--json", action="store_true")
-    p.set_defaults(func=_cmd_rejudge, input_exit=1)
+    p.set_defaults(func=_cmd_rejudge)
 
     p = sub.add_parser("explain", help="one HTML page: frames, signals, contacts and every "
                        "model's answers behind a judgment")
@@ -870,9 +870,10 @@ def register_judging(sub: argparse._SubParsersAction) -> None:
 def register_improve(sub: argparse._SubParsersAction) -> None:
     """improve the judge: ``review``, ``train``, ``eval``, ``calibrate``, ``average`` (``labels``:
     :mod:`judge.ledgers.cli`)."""
-    review = sub.add_parser("review", help="the review queue: which runs to label next, "
-                            "and the labels made from it (docs/review.md)"
-                            ).add_subparsers(dest="review_command", required=True,
+    about = ("the review queue: which runs to label next, and the labels made from it "
+             "(docs/review.md; the page: rcjudge serve, /review?judge=V)")
+    review = sub.add_parser("review", help=about, description=about.replace(
+        "it (", "it\n(")).add_subparsers(dest="review_command", required=True,
                                              metavar="COMMAND")
     p = review.add_parser("next", help="the unlabelled runs to label next, best first, each "
                           "with the reason it was picked")

@@ -21,15 +21,11 @@ def notice(old: str, new: str) -> None:
           file=sys.stderr)
 
 
-def renamed(old: str, new: str, func: Command,
-            adapt: Callable[[argparse.Namespace], None] | None = None) -> Command:
-    """``func`` behind a notice that ``old`` is now spelt ``new``; ``adapt`` fills the new
-    command's arguments from the old one's first."""
+def renamed(old: str, new: str, func: Command) -> Command:
+    """``func`` behind a notice that ``old`` is now spelt ``new``."""
 
     def run(args: argparse.Namespace) -> int:
         notice(old, new)
-        if adapt is not None:
-            adapt(args)
         return func(args)
 
     return run

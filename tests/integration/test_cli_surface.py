@@ -216,3 +216,11 @@ def test_docs_cli_md_holds_the_parsers_table_and_help():
     out = subprocess.run([sys.executable, "-m", "rcjudge.cli", "--help"], capture_output=True,
                          text=True, cwd=ROOT, env=env, check=True).stdout
     assert f"### After\n\n```\n{out.rstrip()}\n```\n" in doc
+
+
+def test_review_help_points_to_docs_review_md(capsys):
+    with pytest.raises(SystemExit):
+        main(["review", "--help"])
+    out = capsys.readouterr().out
+    assert "(docs/review.md; the page: rcjudge serve, /review?judge=V)" in out
+    assert "judge-quality" not in out

@@ -224,3 +224,15 @@ def test_review_help_points_to_docs_review_md(capsys):
     out = capsys.readouterr().out
     assert "(docs/review.md; the page: rcjudge serve, /review?judge=V)" in out
     assert "judge-quality" not in out
+
+
+def test_the_local_ray_rcjudge_starts_prints_no_token_notice():
+    """Ray's "Token authentication is enabled for this Ray cluster..." is not shown to a user
+    of the local Ray that batch and rejudge start (docs/batch.md)."""
+    code = ("import os, ray\nfrom judge.batch.place import start_ray\nstart_ray(None)\n"
+            "print(os.environ['RAY_AUTH_MODE'])\nray.shutdown()\n")
+    env = {k: v for k, v in os.environ.items() if k not in ("RAY_AUTH_MODE", "RAY_ADDRESS")}
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
+                       env=env, timeout=180)
+    assert (p.returncode, p.stdout) == (0, "disabled\n"), p.stderr
+    assert "Token authentication" not in p.stderr

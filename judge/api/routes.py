@@ -47,6 +47,7 @@ from judge.api.wire import (
     build_openapi,
     declare_storable_text,
     effective_routes,
+    inline_schema,
     problem_response,
 )
 from judge.ensemble.taxonomy import load_taxonomy
@@ -245,6 +246,7 @@ def openapi(app: FastAPI) -> dict[str, Any]:
               if not (getattr(r, "path", None) or "").startswith(PREFIX)]
     spec = build_openapi(app, routes, app.title, app.description, app.webhooks.routes)
     declare_storable_text(spec)
+    inline_schema(spec, "BodyRequest")  # the spec counts 58 schemas: Body's request form inline
     # the service checks failure_class against the taxonomy: the schema lists it
     label = spec["components"]["schemas"]["LabelRequest"]["properties"]["failure_class"]
     label["anyOf"] = [{"type": "string", "enum": sorted(load_taxonomy().classes)},

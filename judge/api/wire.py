@@ -168,6 +168,32 @@ def declare_storable_text(spec: dict[str, Any]) -> None:
                 walk(media.get("schema"))
 
 
+def inline_schema(spec: dict[str, Any], name: str) -> None:
+    """Write component schema ``name`` in place of every ``$ref`` to it and drop it from the
+    components (a request-only shape the contract does not count as a schema of its own,
+    validated the same). In place."""
+    import copy
+
+    schemas = spec.get("components", {}).get("schemas", {})
+    target = schemas.pop(name)
+    ref = f"#/components/schemas/{name}"
+
+    def walk(node: Any) -> None:
+        if isinstance(node, list):
+            for item in node:
+                walk(item)
+        elif isinstance(node, dict):
+            if node.get("$ref") == ref:
+                rest = {k: v for k, v in node.items() if k != "$ref"}
+                node.clear()
+                node.update({**copy.deepcopy(target), **rest})
+                return
+            for value in node.values():
+                walk(value)
+
+    walk(spec)
+
+
 def _query_names(route: Any) -> frozenset[str]:
     names = getattr(route, "_rcjudge_query_names", None)
     if names is None:  # the route's query parameters and its dependencies', once

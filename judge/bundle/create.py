@@ -46,15 +46,51 @@ MCAP_NAME = "rollout.mcap"
 JOINT_FIELDS = ("position", "velocity", "effort")
 
 
+_SNIFF = 64 * 1024  # bytes read to tell a text table from a binary file
+_TEXT_CONTROLS = frozenset(b"\t\n\r\f")
+
+
+def _binary_at(head: bytes) -> int | None:
+    """The offset of the first byte no CSV text holds (a control character, or bytes that
+    are not UTF-8), or None when ``head`` reads as text."""
+    for i, byte in enumerate(head):
+        if byte < 0x20 and byte not in _TEXT_CONTROLS:
+            return i
+    try:
+        head.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if exc.reason != "unexpected end of data":  # a character cut by the sniff's end
+            return exc.start
+    return None
+
+
+def _printable(text: str, limit: int = 200) -> str:
+    """``text`` as printable ASCII on one line, at most ``limit`` characters: every other
+    character becomes ``?`` (a parser's message may quote the file's bytes)."""
+    out = "".join(c if " " <= c <= "~" else "?" for c in text)
+    return out if len(out) <= limit else out[: limit - 3] + "..."
+
+
 def read_signal_table(path: str | Path) -> Signals:
     """Read and check a Parquet/CSV signal table (columns in the module docstring)."""
     path = Path(path)
     try:
-        table = pq.read_table(path) if path.suffix == ".parquet" else pacsv.read_csv(path)
+        with open(path, "rb") as f:
+            head = f.read(_SNIFF)
+        if path.suffix == ".parquet" or head.startswith(b"PAR1"):
+            table = pq.read_table(path)
+        else:
+            binary = _binary_at(head)
+            if binary is not None:
+                raise SignalTableError(f"{path}: not a CSV text file (binary content at byte "
+                                       f"{binary}); expected a CSV or Parquet (.parquet) "
+                                       f"signal table")
+            table = pacsv.read_csv(path)
     except FileNotFoundError:
         raise SignalTableError(f"{path}: file not found") from None
     except (pa.ArrowInvalid, OSError) as exc:
-        raise SignalTableError(f"{path}: not a readable Parquet/CSV table: {exc}") from None
+        raise SignalTableError(f"{path}: not a readable Parquet/CSV table: "
+                               f"{_printable(str(exc))}") from None
     cols = table.column_names
     missing = [c for c in ("time", "gripper.width", "gripper.force") if c not in cols]
     joints = [c[: -len(".position")] for c in cols

@@ -4,8 +4,9 @@
 resource (issue 40 item 6).
 
 ``tests/fixtures/api_surface.json`` was written by ``python -m tests.api.test_api_surface``
-on main at 4091362 (before the split). Rewrite it that way only for a change of the surface
-that is meant, and say so in the commit.
+on main at 4091362 (before the split), and rewritten once since for a change meant: the
+judgment request's body written inline, not a 59th component schema (issue 40 item 4).
+Rewrite it that way only for a change of the surface that is meant, and say so in the commit.
 
 The documents are compared as JSON values (every key and value, lists in order); the route
 table as a sorted list of (path, methods, name, in the schema or not). The order routes are

@@ -28,12 +28,16 @@ def test_schema_counts(spec):
     assert spec["openapi"] == "3.1.0"
     assert sorted(spec["webhooks"]) == ["calibration.disagreement", "coefficients.published",
                                         "judgment.completed", "rejudge.completed"]
-    assert sorted(spec["components"]["schemas"]) == SCHEMAS and len(SCHEMAS) == 59
+    assert sorted(spec["components"]["schemas"]) == SCHEMAS
+    assert len(spec["components"]["schemas"]) == SPEC_SCHEMAS
     assert [m for m, p in ops if p.startswith("/v1/attestations")] == ["GET", "GET"]
 
 
+#: spec/judge_api.md: "58 fully defined schemas". A judgment request's body
+#: (``BodyRequest``: dof and mount_h_mm required) is written inline, not a 59th.
+SPEC_SCHEMAS = 58
 SCHEMAS = [
-    "Attestation", "AttestationList", "Body", "BodyRequest", "CalibrationDisagreementEvent",
+    "Attestation", "AttestationList", "Body", "CalibrationDisagreementEvent",
     "CalibrationRow",
     "CalibrationSet", "CellStatus", "ChargedTo", "CoefficientCell", "CoefficientsPublishedData",
     "CoefficientsPublishedEvent", "CoefficientsQuery", "CoefficientsTable", "Env", "EventType",

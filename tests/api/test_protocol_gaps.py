@@ -55,12 +55,12 @@ def test_unknown_or_repeated_query_parameters_are_refused_after_the_key(client, 
 
 def test_dof_and_mount_h_mm_are_required_not_nullable_as_intake_enforces(client, live_key):
     spec = client.get("/openapi.json").json()
-    body = spec["components"]["schemas"]["BodyRequest"]
-    assert {"dof", "mount_h_mm"} <= set(body["required"])
+    body = spec["components"]["schemas"]["JudgmentRequest"]["properties"]["body"]  # inline
+    assert "BodyRequest" not in spec["components"]["schemas"]
+    assert body["required"] == ["arm", "hand", "calibrated_at", "dof", "mount_h_mm"]
     assert body["properties"]["mount_h_mm"] == {
         "type": "number", "title": "Mount H Mm", "description": "Mount height in millimetres."}
-    ref = spec["components"]["schemas"]["JudgmentRequest"]["properties"]["body"]
-    assert ref == {"$ref": "#/components/schemas/BodyRequest"}
+    assert body["additionalProperties"] is False
     doc = {"bundle_uri": "/tmp/none", "policy": {"vendor": "v", "name": "n", "version": "1",
                                                  "checkpoint": "sha256:0"},
            "body": {"arm": "a", "hand": "h", "calibrated_at": "2026-01-01", "dof": 7,

@@ -135,6 +135,29 @@ def test_signal_table_errors(rec, tmp_path):
     assert not (tmp_path / "o").exists()
 
 
+def test_a_binary_signal_table_is_named_in_one_printable_line(rec, tmp_path, capsys):
+    """`--signals signals.npz` (numpy's binary archive) printed the CSV parser's message with
+    the file's bytes in it; the line names the file and what was expected, in ASCII."""
+    npz = tmp_path / "signals.npz"
+    np.savez(npz, time=np.arange(100.0), effort=np.ones((10, 10)))
+    args = ["bundle", "create", "--signals", str(npz), "--attribution", rec["attribution"],
+            "--out", str(tmp_path / "o")]
+    for name, path in rec["videos"].items():
+        args += ["--video", f"{name}={path}"]
+    assert main(args) == 1
+    err = capsys.readouterr().err
+    assert err == (f"rcjudge: error: {npz}: not a CSV text file (binary content at byte 2); "
+                   f"expected a CSV or Parquet (.parquet) signal table\n")
+    assert not (tmp_path / "o").exists()
+    # a CSV that fails to parse: the parser's words, made printable and cut short
+    odd = tmp_path / "odd.csv"
+    odd.write_text("time,a\u00e9\n0,1,\u00e9\u00e9\n", encoding="utf-8")
+    with pytest.raises(SignalTableError) as raised:
+        create_bundle(rec["videos"], str(odd), rec["attribution"], str(tmp_path / "o"))
+    assert str(raised.value) == (f"{odd}: not a readable Parquet/CSV table: CSV parse error: "
+                                 f"Expected 2 columns, got 3: 0,1,??")
+
+
 def test_attribution_and_camera_count_checked_first(rec, tmp_path):
     attr = tmp_path / "a.json"
     attr.write_text(json.dumps({"policy": {"vendor": "x"}}))

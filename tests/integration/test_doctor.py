@@ -277,3 +277,23 @@ def test_doctor_json_on_stdout_is_the_json_alone(tmp_path):
                           env={**os.environ, "RCJUDGE_MODELS": str(tmp_path / "models")})
     assert proc.stdout.startswith("{"), proc.stdout[:40]
     assert json.loads(proc.stdout)["judge_version"] == "rc-judge-v1"
+
+
+def test_doctor_in_a_fresh_home_prints_the_table_alone_on_stdout(tmp_path):
+    """A newcomer's first `rcjudge doctor`: the tiny models are built (one line on stderr,
+    nothing else there), and stdout is the table from its first line, with no blank line
+    (the stand-in tokenizers' trainer printed nine on fd 1 while they were built)."""
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k != "RCJUDGE_MODELS"}
+    env["RCJUDGE_HOME"] = str(tmp_path / "home")
+    proc = subprocess.run([sys.executable, "-m", "rcjudge.cli", "doctor"], capture_output=True,
+                          text=True, env=env, cwd=tmp_path)
+    assert proc.stderr == (f"rcjudge: building the tiny models (once) under "
+                           f"{tmp_path / 'home' / 'models' / 'tiny'}\n")
+    lines = proc.stdout.splitlines()
+    assert lines[0] == "rcjudge doctor --judge tiny", proc.stdout[:40]
+    assert "" not in lines
+    assert lines[-1].startswith("0 red, ")

@@ -123,9 +123,10 @@ def test_a_fresh_home_builds_the_tiny_models_on_first_use(tiny_models, bundle, t
     models = tmp_path / "empty-home" / "models"
     proc = _cli(["judge", bundle, "--judge", "tiny", "--json"], elsewhere, env)
     assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("[\n"), proc.stdout[:40]  # the JSON alone: no blank lines
     assert json.loads(proc.stdout)[0]["judge_version"] == "tiny"
-    assert proc.stderr.strip() == (f"rcjudge: building the tiny models (once) under "
-                                   f"{models / 'tiny'}")
+    assert proc.stderr == (f"rcjudge: building the tiny models (once) under "
+                           f"{models / 'tiny'}\n")
     assert sorted(p.name for p in models.iterdir()) == ["tiny"]  # no temporary folder left
     assert sorted(p.name for p in (models / "tiny").iterdir()) == ["gemma3", "idefics3", "llava"]
     again = _cli(["judge", bundle, "--judge", "tiny", "--json"], elsewhere, env)

@@ -18,7 +18,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def _run(*argv: str, home: Path) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if k not in ("RCJUDGE_DB", "RCJUDGE_DATA")}
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("RCJUDGE_DB", "RCJUDGE_DATA", "RCJUDGE_MODELS")}  # all under the home
     env["RCJUDGE_HOME"] = str(home)
     return subprocess.run([sys.executable, "-m", "rcjudge.cli", *argv], capture_output=True,
                           text=True, cwd=ROOT, env=env, timeout=120)

@@ -40,16 +40,16 @@ demo: $(VENV)/.installed $(MODELS)/tiny/llava/config.json
 	$(VENV)/bin/rcjudge inspect $(OUT)/bundles/synth-0000-0000
 	@echo "$(V1): three random-weight VLMs on CPU, asked with the contact events and the motion"
 	@echo "  as text; untrained, their verdicts show the plumbing, not truth"
-	RAY_AUTH_MODE=disabled $(VENV)/bin/rcjudge batch $(OUT)/bundles --judge $(V1) \
+	$(VENV)/bin/rcjudge batch $(OUT)/bundles --judge $(V1) \
 		--db $(DB) --report $(OUT)/batch-report.json
 	@echo "single calls, in this process:"
 	$(VENV)/bin/rcjudge judge $(OUT)/bundles/synth-0000-000[0-3]/ --judge $(V1)
 	$(VENV)/bin/rcjudge export evaluation-run --judge $(V1) --out $(OUT)/evaluation_run \
 		--db $(DB)
-	$(VENV)/bin/rcjudge verdict --evaluation-run $(OUT)/evaluation_run/judge_version=$(V1)/part-0.parquet \
+	$(VENV)/bin/rcjudge verdict build --evaluation-run $(OUT)/evaluation_run/judge_version=$(V1)/part-0.parquet \
 		--task-spec configs/examples/task_spec.csv --dataset-index configs/examples/dataset_index.csv \
 		--artifact scripted-expert@1.0.0 --out $(OUT)/cards.json --html $(OUT)/screen.html
-	@echo "screen: $(OUT)/screen.html   (serve it: $(VENV)/bin/rcjudge serve --no-api --cards $(OUT)/cards.json)"
+	@echo "screen: $(OUT)/screen.html   (serve it: $(VENV)/bin/rcjudge serve --only screen --cards $(OUT)/cards.json)"
 	@echo "the loop: a sampling round of the review queue draws $(LABELS) of the $(RUNS) runs on average, each"
 	@echo "  with the same probability (a random sample: its labels can rectify a rate; an untrained"
 	@echo "  committee's disagreement is noise) -> an operator simulated from the generator's truth labels"
@@ -64,8 +64,8 @@ demo: $(VENV)/.installed $(MODELS)/tiny/llava/config.json
 		--labeled-by physics-truth --labeled-at $(LABELED_AT)
 	$(VENV)/bin/rcjudge labels import $(OUT)/labels.csv --picks $(OUT)/picks.json --db $(DB)
 	@test -f $(OUT)/$(V2).yaml || { rm -rf $(MODELS)/$(V2); $(VENV)/bin/rcjudge train --from $(V1) \
-		--out $(V2) --config $(OUT)/$(V2).yaml --db $(DB) --epochs 8 --patience 3 --seed 0; }
-	RAY_AUTH_MODE=disabled $(VENV)/bin/rcjudge rejudge --from $(V1) --to $(OUT)/$(V2).yaml --db $(DB)
+		--out $(V2) --config $(OUT)/$(V2).yaml --db $(DB) --recipe demo --seed 0; }
+	$(VENV)/bin/rcjudge rejudge --from $(V1) --to $(OUT)/$(V2).yaml --db $(DB)
 	$(VENV)/bin/rcjudge eval --judge $(V1) --compare $(OUT)/$(V2).yaml --labels $(OUT)/truth.csv \
 		--db $(DB) --out $(OUT)/eval --bootstrap 200
 	@echo "eval report: $(OUT)/eval/report.html"

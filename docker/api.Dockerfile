@@ -1,4 +1,4 @@
-# API image: the HTTP Judge API (`rcjudge api serve`, FastAPI + uvicorn; docs/api.md), on CPU.
+# API image: the HTTP Judge API (`rcjudge serve --only api`, FastAPI + uvicorn; docs/api.md), on CPU.
 # The same image serves the verdict screen: --entrypoint rcjudge … serve --host 0.0.0.0.
 FROM python:3.11-slim
 WORKDIR /opt/rcjudge
@@ -14,4 +14,4 @@ ENV RCJUDGE_CONFIGS=/opt/rcjudge/configs
 RUN useradd --create-home --uid 10001 rcjudge
 USER 10001
 EXPOSE 8000
-ENTRYPOINT ["rcjudge", "api", "serve", "--host", "0.0.0.0", "--port", "8000"]
+ENTRYPOINT ["rcjudge", "serve", "--only", "api", "--host", "0.0.0.0", "--port", "8000"]

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from judge.errors import JudgeError
-from judge.ledgers.cli import DB_HELP
+from judge.ledgers.cli import db_arg
 from judge.preflight.cli import gpu_memory_gib
 from rcjudge.errors import RcjudgeError, one_line
 
@@ -61,8 +61,13 @@ def _cmd_bundle_create(args: argparse.Namespace) -> int:
         videos[name] = path
     encode = _usage(lambda: EncodeOptions(keyframe_s=args.keyframe_s, crf=args.crf,
                                           preset=args.preset, force=args.reencode))
-    if Path(args.out).exists():  # a flag, not an input: exit 2
-        raise JudgeError(f"{args.out}: already exists; bundles are never overwritten")
+    from judge.bundle.create import REQUIRED_CAMERAS
+
+    if len(videos) != REQUIRED_CAMERAS:  # flags, not inputs: exit 2 (rcjudge --help)
+        raise JudgeError(f"--video: expected {REQUIRED_CAMERAS} cameras, got {len(videos)} "
+                         f"({', '.join(sorted(videos)) or 'none'})")
+    if Path(args.out).exists():
+        raise JudgeError(f"--out {args.out}: already exists; bundles are never overwritten")
     created = create_bundle(videos=videos, signals=args.signals, attribution=args.attribution,
                             out=args.out, encode=encode, progress=True,
                             gripper=args.gripper)
@@ -134,7 +139,13 @@ def _cmd_import_rosbag(args: argparse.Namespace) -> int:
     if not args.mapping or not args.out:
         raise JudgeError("rcjudge import rosbag: give --mapping FILE and --out DIR (or --list)")
     encode = _usage(lambda: EncodeOptions(keyframe_s=args.keyframe_s, crf=args.crf))
+    from judge.bundle.rosbag import check_mapping
     from judge.bundle.rosbag.bag import recordings
+
+    try:  # the mapping is configuration: a bad one exits 2, a bad bag 1 (rcjudge --help)
+        check_mapping(args.mapping)
+    except JudgeError as exc:
+        raise JudgeError(str(exc)) from None
 
     rows: list[dict] = []
 
@@ -399,7 +410,7 @@ def _cmd_rejudge(args: argparse.Namespace) -> int:
     from judge.ensemble.version import load_judge_version
     from judge.ledgers.store import Ledger
 
-    with Ledger.open(args.db) as ledger:
+    with Ledger.open(args.db, create=False) as ledger:
         summary, diff = rejudge(ledger, args.from_version, load_judge_version(args.to_version),
                                 task_id=args.task, source=args.source,
                                 ray_address=args.ray_address,
@@ -436,7 +447,7 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
     from judge.ledgers.store import Ledger
 
     target = version_path(args.out, args.config)  # refused before any work if it exists
-    with Ledger.open(args.db) as ledger:
+    with Ledger.open(args.db, create=False) as ledger:
         check_unrecorded(ledger, args.out)
         new, report = calibrate_version(ledger, load_judge_version(args.judge), args.out,
                                         holdout=args.holdout)
@@ -474,18 +485,18 @@ def format_calibration(r: dict) -> str:
 def _cmd_train(args: argparse.Namespace) -> int:
     from judge.ensemble.version import load_judge_version
     from judge.learn.memory import GIB, check_plan, format_plan, training_memory_plan
+    from judge.learn.recipe import RECIPES
     from judge.learn.train import TrainConfig, TrainError, train_version
     from judge.ledgers.store import Ledger
     from judge.preflight.doctor import refuse_on_red
 
-    cfg = TrainConfig(seed=args.seed, split_seed=args.split_seed, epochs=args.epochs,
-                      lr=args.lr, batch=args.batch,
-                      patience=args.patience, warmup_steps=args.warmup_steps,
+    given = ("epochs", "patience", "warmup_steps", "blank_images", "blank_text", "travel_jitter")
+    knobs = {**RECIPES[args.recipe],  # the recipe, then each flag given explicitly
+             **{k: v for k in given if (v := getattr(args, k)) is not None}}
+    cfg = TrainConfig(seed=args.seed, split_seed=args.split_seed, lr=args.lr, batch=args.batch,
                       test_fraction=args.test_fraction, max_steps=args.max_steps,
                       lora=args.lora, lora_rank=args.lora_rank,
-                      gradient_checkpointing=args.gradient_checkpointing,
-                      blank_images=args.blank_images, blank_text=args.blank_text,
-                      travel_jitter=args.travel_jitter,
+                      gradient_checkpointing=args.gradient_checkpointing, **knobs,
                       hold_out_tasks=tuple(t for t in (args.hold_out_tasks or "").split(",")
                                            if t))
     parent = load_judge_version(args.from_version)
@@ -503,7 +514,7 @@ def _cmd_train(args: argparse.Namespace) -> int:
     if args.out is None:
         raise TrainError("--out NEW_VERSION: the name of the version to train (or --plan)")
     refuse_on_red(parent, "train")  # rcjudge doctor's red rows, before any run is prepared
-    with Ledger.open(args.db) as ledger:
+    with Ledger.open(args.db, create=False) as ledger:
         _, report = train_version(ledger, parent, args.out, cfg, labels_file=args.labels,
                                   config_out=args.config, progress=True,
                                   device_memory_bytes=memory)
@@ -535,7 +546,7 @@ def _cmd_average(args: argparse.Namespace) -> int:
     from judge.ledgers.store import Ledger
 
     versions = [load_judge_version(v) for v in args.versions.split(",") if v]
-    with Ledger.open(args.db) as ledger:
+    with Ledger.open(args.db, create=False) as ledger:
         _, report = average_versions(ledger, versions, args.out, labels_file=args.labels,
                                      config_out=args.config, progress=True)
     _emit(report, args.json, format_average)
@@ -567,7 +578,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     if args.out:
         check_out_dir(args.out)
     truth = read_truth_file(args.labels) if args.labels else None
-    with Ledger.open(args.db) as ledger:
+    with Ledger.open(args.db, create=False) as ledger:
         report = evaluate(ledger, [args.judge] + ([args.compare] if args.compare else []),
                           truth, args.labels, resamples=args.bootstrap, seed=args.seed)
     if args.out:
@@ -579,6 +590,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
 def _cmd_review_next(args: argparse.Namespace) -> int:
     from dataclasses import asdict
 
+    from judge.ensemble.version import judge_name
     from judge.learn.select import (
         SelectError,
         known_test_runs,
@@ -588,10 +600,11 @@ def _cmd_review_next(args: argparse.Namespace) -> int:
     )
     from judge.ledgers.store import Ledger
 
+    args.judge = judge_name(args.judge)
     named = read_test_runs(args.test_runs) if args.test_runs else {}  # before the ledger opens
     if args.floor is not None and args.strategy != "sample":
         raise SelectError(f"--floor: only with --strategy sample, not {args.strategy}")
-    with Ledger.open(args.db) as ledger:
+    with Ledger.open(args.db, create=False) as ledger:
         test_runs = known_test_runs(ledger, named, args.test_runs) if named else frozenset()
         split = {"split_seed": args.split_seed, "test_fraction": args.test_fraction,
                  "test_runs": test_runs}
@@ -644,7 +657,7 @@ def _cmd_review_stats(args: argparse.Namespace) -> int:
     from judge.ledgers.review import review_stats
     from judge.ledgers.store import Ledger
 
-    with Ledger.open(args.db) as ledger:
+    with Ledger.open(args.db, create=False) as ledger:
         stats = review_stats(ledger)
     _emit(stats, args.json, _format_review_stats)
     return 0
@@ -701,7 +714,7 @@ def _cmd_judges_show(args: argparse.Namespace) -> int:
     if args.db:
         from judge.ledgers.store import Ledger
 
-        with Ledger.open(args.db) as ledger:
+        with Ledger.open(args.db, create=False) as ledger:
             recorded = ledger.version_fingerprint(version.name)
         out["ledger"] = None if recorded is None else {
             "fingerprint": recorded[0], "same": recorded[0] == fp.digest,
@@ -722,8 +735,8 @@ def _cmd_judges_show(args: argparse.Namespace) -> int:
     return 0
 
 
-def register(sub: argparse._SubParsersAction) -> None:
-    """Add the judging pipeline's subcommands to the `rcjudge` parser."""
+def register_bring_in(sub: argparse._SubParsersAction) -> None:
+    """bring data in: ``bundle``, ``import``, ``inspect``."""
     p = sub.add_parser("inspect", help="channels, fps, contacts and sampled timestamps of a bundle")
     p.add_argument("bundle", help="bundle folder or fsspec URI")
     p.add_argument("--judge", metavar="VERSION", help="find contacts with this judge version's "
@@ -751,7 +764,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="gripper profile (configs/grippers.yaml) or a YAML file of its fields: "
                         "gripper.force is then that gripper's effort, not a contact force")
     p.add_argument("--json", action="store_true")
-    p.set_defaults(func=_cmd_bundle_create, input_exit=1)
+    p.set_defaults(func=_cmd_bundle_create)
 
     imp = sub.add_parser("import", help="turn other formats into bundles").add_subparsers(
         dest="import_command", required=True, metavar="FORMAT")
@@ -766,7 +779,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--keyframe-s", type=float, default=0.5)
     p.add_argument("--crf", type=int, default=18)
     p.add_argument("--json", action="store_true")
-    p.set_defaults(func=_cmd_import_lerobot, input_exit=1)
+    p.set_defaults(func=_cmd_import_lerobot)
     p = imp.add_parser("rosbag", help="each episode of a ROS 2 (MCAP, SQLite) or ROS 1 bag "
                        "-> a bundle")
     p.add_argument("bags", nargs="+", metavar="BAG",
@@ -780,34 +793,16 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--keyframe-s", type=float, default=0.5)
     p.add_argument("--crf", type=int, default=18)
     p.add_argument("--json", action="store_true")
-    p.set_defaults(func=_cmd_import_rosbag)  # a bad bag exits 2 (docs/rosbag.md)
+    p.set_defaults(func=_cmd_import_rosbag)  # a bad bag exits 1 (rcjudge --help)
 
-    p = sub.add_parser("explain", help="one HTML page: frames, signals, contacts and every "
-                       "model's answers behind a judgment")
-    p.add_argument("target", nargs="*", metavar="BUNDLE|RUN_ID",
-                   help="a bundle (judged now) or a run id (its judgment from the ledger); "
-                        "with --out-dir, run ids")
-    p.add_argument("--judge", default="tiny", help="judge version (name or YAML file)")
-    p.add_argument("--out", metavar="FILE.html", help="the page to write")
-    p.add_argument("--out-dir", metavar="DIR", help="write one page per run id, "
-                   "DIR/<run_id>.html, from the ledger (the pages the verdict screen's "
-                   "--explain-dir links)")
-    p.add_argument("--runs", metavar="FILE", help="with --out-dir: the run ids of a table's "
-                   "run_id (else episode_id) column, e.g. the evaluation_run export")
-    p.add_argument("--db", default=None, help="ledger URL for a RUN_ID (default $RCJUDGE_DB, "
-                   "else the embedded SQLite file)")
-    p.add_argument("--mcap", metavar="FILE.mcap", help="also write the contact events and "
-                   "sampled frames as Foxglove annotations (open it beside the bundle's MCAP)")
-    p.add_argument("--rrd", metavar="FILE.rrd", help="also (or instead of --out) write the "
-                   "page's content as a Rerun recording (needs the rerun extra: rerun-sdk)")
-    p.add_argument("--json", action="store_true")
-    p.set_defaults(func=_cmd_explain)
 
+def register_judging(sub: argparse._SubParsersAction) -> None:
+    """judge: ``judge``, ``batch``, ``rejudge``, ``explain``."""
     p = sub.add_parser("judge", help="judge bundles with a judge version (three VLMs, voted)")
     p.add_argument("bundles", nargs="+", metavar="BUNDLE", help="bundle folders or URIs")
     p.add_argument("--judge", default="tiny", help="judge version (configs/judges/NAME.yaml)")
     p.add_argument("--json", action="store_true")
-    p.set_defaults(func=_cmd_judge, input_exit=1)
+    p.set_defaults(func=_cmd_judge)
 
     p = sub.add_parser("batch", help="judge many bundles on Ray into the ledgers (resumable)")
     p.add_argument("source", help="a folder of bundles, a glob, or a list file of bundle URIs; "
@@ -819,7 +814,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    "RCJUDGE_HOME/bag-bundles)")
     p.add_argument("--judge", required=True, metavar="VERSION", help="judge version")
     p.add_argument("--ray-address", metavar="ADDR", help="join this Ray cluster (default: local)")
-    p.add_argument("--db", metavar="URL", help=DB_HELP)
+    db_arg(p)
     p.add_argument("--max-in-flight", type=int, metavar="N",
                    help="bundles between submission and ledger write (backpressure; "
                    "default max(8, 2 × replicas × batch size))")
@@ -837,7 +832,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--dataset", metavar="OWNER/SLUG", help="put the judged runs into this "
                    "dataset, each with a source: model outcome label (docs/outcomes.md)")
     p.add_argument("--json", action="store_true")
-    p.set_defaults(func=_cmd_batch, input_exit=1)
+    p.set_defaults(func=_cmd_batch)
 
     p = sub.add_parser("rejudge", help="re-judge every run of version A with version B, and diff")
     p.add_argument("--from", dest="from_version", required=True, metavar="VERSION_A")
@@ -847,111 +842,38 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--source", metavar="SOURCE", help="where the bundles are now (folder, "
                    "glob or list file; e.g. another mount): runs are found by bundle hash")
     p.add_argument("--ray-address", metavar="ADDR")
-    p.add_argument("--db", metavar="URL", help=DB_HELP)
+    db_arg(p)
     p.add_argument("--json", action="store_true")
-    p.set_defaults(func=_cmd_rejudge, input_exit=1)
+    p.set_defaults(func=_cmd_rejudge)
 
-    p = sub.add_parser("calibrate", help="fit per-model Platt scaling on operator labels")
-    p.add_argument("--judge", required=True, metavar="VERSION")
-    p.add_argument("--out", required=True, metavar="NEW_VERSION", help="name of the new version")
-    p.add_argument("--config", metavar="FILE", help="where to write it (default "
-                   "$RCJUDGE_HOME/judges/NEW_VERSION.yaml, found by name)")
-    p.add_argument("--holdout", type=float, default=0.3, help="share of tasks held out")
-    p.add_argument("--db", metavar="URL", help=DB_HELP)
+    p = sub.add_parser("explain", help="one HTML page: frames, signals, contacts and every "
+                       "model's answers behind a judgment")
+    p.add_argument("target", nargs="*", metavar="BUNDLE|RUN_ID",
+                   help="a bundle (judged now) or a run id (its judgment from the ledger); "
+                        "with --out-dir, run ids")
+    p.add_argument("--judge", default="tiny", help="judge version (name or YAML file)")
+    p.add_argument("--out", metavar="FILE.html", help="the page to write")
+    p.add_argument("--out-dir", metavar="DIR", help="write one page per run id, "
+                   "DIR/<run_id>.html, from the ledger (the pages the verdict screen's "
+                   "--explain-dir links)")
+    p.add_argument("--runs", metavar="FILE", help="with --out-dir: the run ids of a table's "
+                   "run_id (else episode_id) column, e.g. the evaluation_run export")
+    db_arg(p)  # the ledger a RUN_ID is read from
+    p.add_argument("--mcap", metavar="FILE.mcap", help="also write the contact events and "
+                   "sampled frames as Foxglove annotations (open it beside the bundle's MCAP)")
+    p.add_argument("--rrd", metavar="FILE.rrd", help="also (or instead of --out) write the "
+                   "page's content as a Rerun recording (needs the rerun extra: rerun-sdk)")
     p.add_argument("--json", action="store_true")
-    p.set_defaults(func=_cmd_calibrate)
+    p.set_defaults(func=_cmd_explain)
 
-    p = sub.add_parser("train", help="train the next judge version on the labelled history")
-    p.add_argument("--from", dest="from_version", required=True, metavar="VERSION",
-                   help="the version whose judgments and models to start from")
-    p.add_argument("--out", metavar="NEW_VERSION", help="name of the new version (required "
-                   "but with --plan)")
-    p.add_argument("--db", metavar="URL", help=DB_HELP)
-    p.add_argument("--labels", metavar="FILE", help="labels (CSV/JSONL, the import format) "
-                   "instead of the ledger's operator labels")
-    p.add_argument("--config", metavar="FILE", help="where to write the version (default "
-                   "$RCJUDGE_HOME/judges/NEW_VERSION.yaml, found by name)")
-    p.add_argument("--seed", type=int, default=0,
-                   help="the models' initial weights and data order, and the split's seed")
-    p.add_argument("--split-seed", type=int, metavar="S", help="the split's own seed (default: "
-                   "--seed): versions trained with one split seed and several --seed values "
-                   "share their train, validation, calibration and test parts")
-    p.add_argument("--epochs", type=int, default=8)
-    p.add_argument("--lr", type=float, default=None, help="learning rate (default: 2e-3 for "
-                   "models under 1 B parameters; at 1 B and more 2e-4 with LoRA, 2e-5 without)")
-    p.add_argument("--batch", type=int, default=8, help="questions per optimizer step")
-    p.add_argument("--patience", type=int, default=2,
-                   help="epochs without a better validation loss before stopping")
-    p.add_argument("--warmup-steps", type=int, default=0,
-                   help="optimizer steps over which the learning rate rises linearly to --lr")
-    p.add_argument("--max-steps", type=int, help="cap on optimizer steps per model")
-    p.add_argument("--test-fraction", type=float, default=0.2,
-                   help="share of seed groups never used, left for `rcjudge eval` (default "
-                   "0.2; 0 when you hold your own test set: every labelled run is used)")
-    p.add_argument("--hold-out-tasks", metavar="T1,T2", help="tasks never used")
-    p.add_argument("--lora", action=argparse.BooleanOptionalAction, default=None,
-                   help="LoRA adapters (peft, the `train` extra) instead of full fine-tuning; "
-                   "default: on for models on CUDA")
-    p.add_argument("--lora-rank", type=int, default=8)
-    p.add_argument("--gradient-checkpointing", action=argparse.BooleanOptionalAction,
-                   default=None, help="recompute each layer's activations in the backward pass "
-                   "instead of keeping them; default: on for models on CUDA")
-    p.add_argument("--plan", action="store_true", help="print each model's estimated peak "
-                   "training memory and whether it fits its device, then stop (no ledger read)")
-    p.add_argument("--device-memory-gib", type=float, metavar="GIB", help="plan for a device "
-                   "of this much memory (default: each model's device: the GPU's, or the RAM)")
-    p.add_argument("--blank-images", type=float, default=0.0, metavar="P",
-                   help="show each training question black frames with probability P, so "
-                   "the models learn to read the question's text too (default 0)")
-    p.add_argument("--blank-text", type=float, default=0.0, metavar="P",
-                   help="ask each training question that shows its images without the "
-                   "{sensors} and {motion} lines with probability P, so the models learn to "
-                   "read the images too (default 0)")
-    p.add_argument("--travel-jitter", type=float, default=0.0, metavar="J",
-                   help="scale each training question's arm travel ({motion}) by a factor "
-                   "drawn log-uniformly from [1/(1+J), 1+J], so no task's range of it becomes "
-                   "a cue (default 0)")
-    p.add_argument("--json", action="store_true")
-    p.set_defaults(func=_cmd_train)
 
-    p = sub.add_parser("average", help="a version whose models average the checkpoints of "
-                       "versions trained alike on one split (docs/train.md)")
-    p.add_argument("--versions", required=True, metavar="A,B[,...]",
-                   help="trained versions (names or YAML files): one parent, data, split and "
-                   "options; other --seed values")
-    p.add_argument("--out", required=True, metavar="NEW_VERSION", help="name of the new version")
-    p.add_argument("--db", metavar="URL", help=DB_HELP)
-    p.add_argument("--labels", metavar="FILE", help="the label file they were trained from, "
-                   "if not the ledger's operator labels")
-    p.add_argument("--config", metavar="FILE", help="where to write the version (default "
-                   "$RCJUDGE_HOME/judges/NEW_VERSION.yaml, found by name)")
-    p.add_argument("--json", action="store_true")
-    p.set_defaults(func=_cmd_average)
-
-    p = sub.add_parser("eval", help="score a judge version (or two) on labelled runs it never "
-                       "trained on (docs/eval.md)")
-    p.add_argument("--judge", required=True, metavar="VERSION",
-                   help="judge version name or YAML file")
-    p.add_argument("--compare", metavar="VERSION_B", help="a second version, scored on the "
-                   "same runs (those neither trained on and both judged), with the flips")
-    p.add_argument("--db", metavar="URL", help=DB_HELP)
-    p.add_argument("--labels", metavar="FILE", help="truth from this label file (CSV/JSONL as "
-                   "`labels import`, plus an optional near_threshold column); default: the "
-                   "ledger's current operator labels")
-    p.add_argument("--out", metavar="DIR", help="also write report.json, report.html and "
-                   "reliability_{attempt,success}.png here")
-    p.add_argument("--bootstrap", type=int, default=1000, metavar="N",
-                   help="bootstrap resamples for the 95%% intervals (0: none)")
-    p.add_argument("--seed", type=int, default=0, metavar="S", help="seed of the resamples")
-    p.add_argument("--json", action="store_true")
-    p.set_defaults(func=_cmd_eval)
-    from judge.learn.rates_cli import register_rates
-
-    register_rates(sub)  # rcjudge rates, rcjudge compare (docs/rates.md)
-
-    review = sub.add_parser("review", help="the review queue: which runs to label next, "
-                            "and the labels made from it (docs/judge-quality.md)"
-                            ).add_subparsers(dest="review_command", required=True,
+def register_improve(sub: argparse._SubParsersAction) -> None:
+    """improve the judge: ``review``, ``train``, ``eval``, ``calibrate``, ``average`` (``labels``:
+    :mod:`judge.ledgers.cli`)."""
+    about = ("the review queue: which runs to label next, and the labels made from it "
+             "(docs/review.md; the page: rcjudge serve, /review?judge=V)")
+    review = sub.add_parser("review", help=about, description=about.replace(
+        "it (", "it\n(")).add_subparsers(dest="review_command", required=True,
                                              metavar="COMMAND")
     p = review.add_parser("next", help="the unlabelled runs to label next, best first, each "
                           "with the reason it was picked")
@@ -978,17 +900,123 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--test-runs", metavar="FILE", help="runs the lab holds as its own test "
                    "set, never offered: one run id a line, or a .csv/.jsonl with a run_id "
                    "column")
-    p.add_argument("--db", metavar="URL", help=DB_HELP)
+    db_arg(p)
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=_cmd_review_next)
     p = review.add_parser("stats", help="labels per strategy, per task and per labeller")
-    p.add_argument("--db", metavar="URL", help=DB_HELP)
+    db_arg(p)
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=_cmd_review_stats)
-    from judge.review.cli import register_serve
 
-    register_serve(review)  # rcjudge review serve (the page alone)
+    p = sub.add_parser("calibrate", help="fit per-model Platt scaling on operator labels")
+    p.add_argument("--judge", required=True, metavar="VERSION")
+    p.add_argument("--out", required=True, metavar="NEW_VERSION", help="name of the new version")
+    p.add_argument("--config", metavar="FILE", help="where to write it (default "
+                   "$RCJUDGE_HOME/judges/NEW_VERSION.yaml, found by name)")
+    p.add_argument("--holdout", type=float, default=0.3, help="share of tasks held out")
+    db_arg(p)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=_cmd_calibrate)
 
+    p = sub.add_parser("train", help="train the next judge version on the labelled history")
+    p.add_argument("--from", dest="from_version", required=True, metavar="VERSION",
+                   help="the version whose judgments and models to start from")
+    p.add_argument("--out", metavar="NEW_VERSION", help="name of the new version (required "
+                   "but with --plan)")
+    db_arg(p)
+    p.add_argument("--labels", metavar="FILE", help="labels (CSV/JSONL, the import format) "
+                   "instead of the ledger's operator labels")
+    p.add_argument("--config", metavar="FILE", help="where to write the version (default "
+                   "$RCJUDGE_HOME/judges/NEW_VERSION.yaml, found by name)")
+    p.add_argument("--seed", type=int, default=0,
+                   help="the models' initial weights and data order, and the split's seed")
+    p.add_argument("--split-seed", type=int, metavar="S", help="the split's own seed (default: "
+                   "--seed): versions trained with one split seed and several --seed values "
+                   "share their train, validation, calibration and test parts")
+    p.add_argument("--recipe", choices=("judge-quality", "demo"), default="judge-quality",
+                   help="named defaults for the flags below: judge-quality (default), the "
+                   "recipe behind docs/judge-quality.md's figures: 20 epochs, patience 5, lr "
+                   "5e-4 (models under 1 B parameters), 60 warm-up steps, --blank-images 0.5; "
+                   "demo, make demo's quick one: 8 epochs, patience 3, lr 2e-3, no warm-up, "
+                   "no modality dropout. A flag given explicitly overrides its recipe value")
+    p.add_argument("--epochs", type=int, default=None, help="passes over the train part "
+                   "(recipe: 20; demo 8)")
+    p.add_argument("--lr", type=float, default=None, help="learning rate (default: the "
+                   "recipe's for models under 1 B parameters, 5e-4, demo 2e-3; at 1 B and more "
+                   "2e-4 with LoRA, 2e-5 without)")
+    p.add_argument("--batch", type=int, default=8, help="questions per optimizer step")
+    p.add_argument("--patience", type=int, default=None,
+                   help="epochs without a better validation loss before stopping (recipe: "
+                   "5; demo 3)")
+    p.add_argument("--warmup-steps", type=int, default=None,
+                   help="optimizer steps over which the learning rate rises linearly to --lr "
+                   "(recipe: 60; demo 0)")
+    p.add_argument("--max-steps", type=int, help="cap on optimizer steps per model")
+    p.add_argument("--test-fraction", type=float, default=0.2,
+                   help="share of seed groups never used, left for `rcjudge eval` (default "
+                   "0.2; 0 when you hold your own test set: every labelled run is used)")
+    p.add_argument("--hold-out-tasks", metavar="T1,T2", help="tasks never used")
+    p.add_argument("--lora", action=argparse.BooleanOptionalAction, default=None,
+                   help="LoRA adapters (peft, the `train` extra) instead of full fine-tuning; "
+                   "default: on for models on CUDA")
+    p.add_argument("--lora-rank", type=int, default=8)
+    p.add_argument("--gradient-checkpointing", action=argparse.BooleanOptionalAction,
+                   default=None, help="recompute each layer's activations in the backward pass "
+                   "instead of keeping them; default: on for models on CUDA")
+    p.add_argument("--plan", action="store_true", help="print each model's estimated peak "
+                   "training memory and whether it fits its device, then stop (no ledger read)")
+    p.add_argument("--device-memory-gib", type=float, metavar="GIB", help="plan for a device "
+                   "of this much memory (default: each model's device: the GPU's, or the RAM)")
+    p.add_argument("--blank-images", type=float, default=None, metavar="P",
+                   help="show each training question black frames with probability P, so "
+                   "the models learn to read the question's text too (recipe: 0.5; demo 0)")
+    p.add_argument("--blank-text", type=float, default=None, metavar="P",
+                   help="ask each training question that shows its images without the "
+                   "{sensors} and {motion} lines with probability P, so the models learn to "
+                   "read the images too (recipe and demo: 0)")
+    p.add_argument("--travel-jitter", type=float, default=None, metavar="J",
+                   help="scale each training question's arm travel ({motion}) by a factor "
+                   "drawn log-uniformly from [1/(1+J), 1+J], so no task's range of it becomes "
+                   "a cue (recipe and demo: 0)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=_cmd_train)
+
+    p = sub.add_parser("average", help="a version whose models average the checkpoints of "
+                       "versions trained alike on one split (docs/train.md)")
+    p.add_argument("--versions", required=True, metavar="A,B[,...]",
+                   help="trained versions (names or YAML files): one parent, data, split and "
+                   "options; other --seed values")
+    p.add_argument("--out", required=True, metavar="NEW_VERSION", help="name of the new version")
+    db_arg(p)
+    p.add_argument("--labels", metavar="FILE", help="the label file they were trained from, "
+                   "if not the ledger's operator labels")
+    p.add_argument("--config", metavar="FILE", help="where to write the version (default "
+                   "$RCJUDGE_HOME/judges/NEW_VERSION.yaml, found by name)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=_cmd_average)
+
+    p = sub.add_parser("eval", help="score a judge version (or two) on labelled runs it never "
+                       "trained on (docs/eval.md)")
+    p.add_argument("--judge", required=True, metavar="VERSION",
+                   help="judge version name or YAML file")
+    p.add_argument("--compare", metavar="VERSION_B", help="a second version, scored on the "
+                   "same runs (those neither trained on and both judged), with the flips")
+    db_arg(p)
+    p.add_argument("--labels", metavar="FILE", help="truth from this label file (CSV/JSONL as "
+                   "`labels import`, plus an optional near_threshold column); default: the "
+                   "ledger's current operator labels")
+    p.add_argument("--out", metavar="DIR", help="also write report.json, report.html and "
+                   "reliability_{attempt,success}.png here")
+    p.add_argument("--bootstrap", type=int, default=1000, metavar="N",
+                   help="bootstrap resamples for the 95%% intervals (0: none)")
+    p.add_argument("--seed", type=int, default=0, metavar="S", help="seed of the resamples")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=_cmd_eval)
+
+
+def register_setup(sub: argparse._SubParsersAction) -> None:
+    """setup: ``models``, ``judges``, ``tasks`` (``doctor``: :mod:`judge.preflight.cli`;
+    ``db``: :mod:`judge.ledgers.cli`)."""
     models = sub.add_parser("models", help="model tools").add_subparsers(
         dest="models_command", required=True, metavar="COMMAND")
     p = models.add_parser("build-tiny", help="build three tiny random-weight VLMs offline")
@@ -1031,6 +1059,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = judges.add_parser("show", help="a version's fingerprint and its parts (and, with --db, "
                           "whether it still judges as it did)")
     p.add_argument("version", metavar="VERSION", help="judge version name or YAML file")
-    p.add_argument("--db", metavar="URL", help="compare with the fingerprint in this ledger")
+    db_arg(p)  # given: compare with the fingerprint in this ledger
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=_cmd_judges_show)

@@ -353,7 +353,7 @@ def explain(target: str, judge_version: str, out: str | None, db: str | None = N
     else:
         from judge.ledgers.store import Ledger
 
-        with Ledger.open(db) as ledger:
+        with Ledger.open(db, create=False) as ledger:
             run, judgment = _from_ledger(ledger, target, version)
         ev = gather(run.bundle_uri, version, target)
         source = "ledger"
@@ -419,7 +419,7 @@ def explain_runs(run_ids: list[str], judge_version: str, out_dir: str,
     if not run_ids:
         raise ExplainError("rcjudge explain --out-dir: no run ids (give RUN_IDs or --runs)")
     version = load_judge_version(judge_version)
-    with Ledger.open(db) as ledger:
+    with Ledger.open(db, create=False) as ledger:
         found = [(rid, *_from_ledger(ledger, rid, version, or_bundle=False))
                  for rid in run_ids]
     out = []

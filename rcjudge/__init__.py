@@ -13,6 +13,7 @@ packages    ``judge``, ``models``, ``verdict``          the floor; ``judge`` als
                                                         (``models`` and ``verdict`` import no
                                                         other package: DESIGN's table)
 floor       ``rcjudge.errors`` (the error root),        the standard library, third-party
+            ``rcjudge.aliases`` (old spellings),
             ``rcjudge.home`` (where files live),        libraries and one another: never a
             ``rcjudge.pages`` (explain page names),     package above, nor the shell
             ``rcjudge.progress`` (progress lines),
@@ -27,6 +28,6 @@ neither. Nothing is imported here, so importing a floor module loads no shell mo
 """
 
 #: The modules every package may import; they import no package above and no shell module.
-FLOOR = ("errors", "home", "pages", "progress", "strict_json")
+FLOOR = ("aliases", "errors", "home", "pages", "progress", "strict_json")
 #: The modules on top: they may import every package; only ``bench`` and tests import them.
 SHELL = ("cli", "serve", "client")

@@ -1,7 +1,8 @@
 """The root of every error rcjudge raises on purpose, shared by all packages.
 
 ``judge``, ``models`` and ``verdict`` each subclass :class:`RcjudgeError` (and a
-built-in such as ``ValueError``); the CLI prints any of them as one line and exits 2.
+built-in such as ``ValueError``); the CLI prints any of them as one line and exits 2, or 1
+for an :class:`InputError` (``rcjudge --help``, docs/cli.md).
 Every message names the file/field, the bad value and what was expected.
 """
 
@@ -22,8 +23,8 @@ class RcjudgeError(Exception):
 class InputError(RcjudgeError):
     """An input given to a command (a bundle, a recording, a dataset) is unusable.
 
-    The commands that read inputs (``judge``, ``batch``, ``rejudge``, ``import``,
-    ``bundle create``) exit 1 for it; a usage or setup error exits 2 (``rcjudge --help``).
+    Every command exits 1 for it, naming the input on one stderr line; a usage or setup
+    error exits 2 (``rcjudge --help``).
     """
 
 

@@ -1,8 +1,10 @@
 """CLI subcommands of the verdict engine (`rcjudge verdict …`; the screen in `rcjudge serve`).
 
-``rcjudge verdict --evaluation-run F --task-spec F --dataset-index F --artifact A
---out cards.json [--html screen.html]`` builds the cards; ``check``, ``grade``,
-``recapture-check`` and ``screen`` are its subcommands. Failed checks, a grade
+``rcjudge verdict build --evaluation-run F --task-spec F --dataset-index F --artifact A
+--out cards.json [--html screen.html]`` builds the cards (``verdict build --cards C --html
+P`` writes an existing file's screen); ``check``, ``grade`` and ``recapture-check`` are
+its other subcommands. The old spellings (``verdict`` with flags, ``verdict screen``) stay
+one release, hidden, with a notice. Failed checks, a grade
 below N/N and recapture mismatches exit 1; bad input exits 2 (one line).
 
 ``rcjudge serve`` (``rcjudge/serve.py``) serves the Judge API and, when given the screen's
@@ -18,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from rcjudge import strict_json
+from rcjudge.aliases import notice, renamed
 
 DEFAULT_GRADE = "bench-out/verdict-grade.json"
 
@@ -44,17 +47,48 @@ def _screen_opts(p: argparse.ArgumentParser) -> None:
                         "(rcjudge rates --json: by task or policy,task; docs/verdict.md)")
 
 
+def _build_args(p: argparse.ArgumentParser, hidden: bool = False) -> None:
+    """``verdict build``'s flags (``hidden``: the bare ``verdict``'s, kept out of its help)."""
+    def h(text: str) -> str:
+        return argparse.SUPPRESS if hidden else text
+
+    p.add_argument("--cards", help=h("an existing cards.json: write its screen (--html) "
+                                     "instead of building cards; omit before new records"))
+    for flag, what in (("--evaluation-run", "one evaluated episode a row"),
+                       ("--task-spec", "one task's targets a row"),
+                       ("--dataset-index", "one task's collected data a row")):
+        p.add_argument(flag, metavar="FILE", help=h(f".parquet, .csv or .jsonl table, {what}"))
+    p.add_argument("--artifact", help=h("model_artifact judged in this round (e.g. RLDX-1-rc7)"))
+    p.add_argument("--out", metavar="CARDS", help=h("write the cards (JSON array) here"))
+    p.add_argument("--html", metavar="PAGE", help=h("also write the self-contained screen "
+                                                    "(serve it: rcjudge serve --cards CARDS)"))
+    p.add_argument("--previous", metavar="CARDS", help=h("last round's saved cards.json"))
+    p.add_argument("--grade-result", metavar="FILE", default=DEFAULT_GRADE,
+                   help=h(f"grade result file for the self-grading figure (default "
+                          f"{DEFAULT_GRADE}; blank when absent)"))
+    p.add_argument("--explain-dir", metavar="DIR",
+                   help=h("list each task's evaluation_run rows, linked to the explain pages "
+                          "in DIR (written by rcjudge explain --runs FILE --out-dir DIR); "
+                          "needs the tables"))
+    p.add_argument("--rates", metavar="RATES.json",
+                   help=h("rectified success rates to show beside each card's success_rate "
+                          "(rcjudge rates --json: by task or policy,task; docs/verdict.md)"))
+    p.add_argument("--json", action="store_true", help=h("print the cards as JSON"))
+
+
 def register(sub: argparse._SubParsersAction) -> None:
-    """Add the verdict engine's subcommands to the `rcjudge` parser."""
-    p = sub.add_parser("verdict", help="build 'what to collect next' cards from three tables")
-    _tables(p, required=False)
-    p.add_argument("--artifact", help="model_artifact judged in this round (e.g. RLDX-1-rc7)")
-    p.add_argument("--out", metavar="CARDS", help="write the cards (JSON array) here")
-    p.add_argument("--html", metavar="PAGE", help="also write the self-contained screen")
-    _screen_opts(p)
-    p.add_argument("--json", action="store_true", help="print the cards as JSON")
-    p.set_defaults(func=_cmd_build)
+    """report: ``verdict build|check|grade|recapture-check`` (and the hidden old spellings:
+    ``verdict`` with flags, ``verdict screen``)."""
+    p = sub.add_parser("verdict", help="'what to collect next' cards from three tables, "
+                       "their checks and their screen")
+    _build_args(p, hidden=True)  # the bare `verdict --evaluation-run ...` of before
+    p.set_defaults(func=_cmd_bare)
     vs = p.add_subparsers(dest="verdict_command", metavar="COMMAND")
+
+    b = vs.add_parser("build", help="build the cards from three tables (--out), and/or write "
+                      "the screen (--html) of them or of an existing --cards file")
+    _build_args(b)
+    b.set_defaults(func=_cmd_build_or_screen)
 
     c = vs.add_parser("check", help="run the 14 automatic checks on any cards file")
     c.add_argument("cards", help="cards.json (a JSON array of cards)")
@@ -75,13 +109,38 @@ def register(sub: argparse._SubParsersAction) -> None:
     r.add_argument("--json", action="store_true")
     r.set_defaults(func=_cmd_recapture)
 
-    s = vs.add_parser("screen", help="write the screen for an existing cards file")
-    s.add_argument("--cards", help="this round's cards.json (omit before new records)")
+    s = vs.add_parser("screen")  # hidden: the old spelling of `verdict build --cards --html`
+    s.add_argument("--cards")
     _tables(s, required=False)
     _screen_opts(s)
     s.add_argument("--html", required=True, metavar="PAGE")
-    s.set_defaults(func=_cmd_screen)
+    s.set_defaults(func=renamed("verdict screen", "verdict build --cards CARDS --html PAGE",
+                                _cmd_screen))
 
+
+def _cmd_bare(args: argparse.Namespace) -> int:
+    """``rcjudge verdict --evaluation-run ...``: the old spelling of ``verdict build``."""
+    from verdict.errors import VerdictUsageError
+
+    given = [k for k in ("cards", "evaluation_run", "task_spec", "dataset_index", "artifact",
+                         "out", "html") if getattr(args, k, None) is not None]
+    if not given:
+        raise VerdictUsageError("rcjudge verdict: give a command: build, check, grade or "
+                                "recapture-check (rcjudge verdict --help)")
+    notice("verdict --evaluation-run ...", "verdict build --evaluation-run ...")
+    return _cmd_build_or_screen(args)
+
+
+def _cmd_build_or_screen(args: argparse.Namespace) -> int:
+    """``verdict build``: the cards from the tables, or the screen of ``--cards``."""
+    from verdict.errors import VerdictUsageError
+
+    if args.cards is None:
+        return _cmd_build(args)
+    if args.html is None or args.out is not None:
+        raise VerdictUsageError("rcjudge verdict build --cards CARDS: writes that file's "
+                                "screen; give --html PAGE (and no --out)")
+    return _cmd_screen(args)
 
 
 def screen_args(p: argparse.ArgumentParser) -> None:
@@ -118,12 +177,12 @@ def _read_cards(path: str | None) -> list[dict[str, Any]] | None:
 
 
 def _need_tables(args: argparse.Namespace, what: str) -> None:
-    from verdict.errors import VerdictInputError
+    from verdict.errors import VerdictUsageError
 
     missing = [f for f in ("evaluation_run", "task_spec", "dataset_index", "artifact")
                if getattr(args, f, None) is None]
     if missing:
-        raise VerdictInputError(f"{what}: missing " + ", ".join(
+        raise VerdictUsageError(f"{what}: missing " + ", ".join(
             "--" + m.replace("_", "-") for m in missing))
 
 
@@ -133,7 +192,7 @@ def _state(args: argparse.Namespace, cards: list[dict] | None, inputs: Any,
     import os
 
     from verdict.checks import run_checks
-    from verdict.errors import VerdictInputError
+    from verdict.errors import VerdictInputError, VerdictUsageError
     from verdict.reference import Reference
     from verdict.screen.app import ScreenState
     from verdict.screen.checks_file import read_checks
@@ -151,7 +210,7 @@ def _state(args: argparse.Namespace, cards: list[dict] | None, inputs: Any,
     runs = None
     if args.explain_dir:
         if inputs is None:
-            raise VerdictInputError(f"--explain-dir {args.explain_dir}: needs --evaluation-run, "
+            raise VerdictUsageError(f"--explain-dir {args.explain_dir}: needs --evaluation-run, "
                                     "--task-spec and --dataset-index (the runs are the "
                                     "evaluation_run rows)")
         if not Path(args.explain_dir).is_dir():
@@ -189,7 +248,7 @@ def _cmd_build(args: argparse.Namespace) -> int:
     from verdict.model import card_to_dict
     from verdict.tables import load_inputs
 
-    _need_tables(args, "rcjudge verdict")
+    _need_tables(args, "rcjudge verdict build")
     inputs = load_inputs(args.evaluation_run, args.task_spec, args.dataset_index, args.artifact)
     cards = [card_to_dict(c) for c in build_from_inputs(inputs)]
     text = json.dumps(cards, ensure_ascii=False, indent=2) + "\n"
@@ -262,7 +321,7 @@ def _cmd_screen(args: argparse.Namespace) -> int:
     inputs = None
     if cards and args.evaluation_run:
         args.artifact = str(cards[0].get("model_artifact"))
-        _need_tables(args, "rcjudge verdict screen")
+        _need_tables(args, "rcjudge verdict build --cards")
         inputs = load_inputs(args.evaluation_run, args.task_spec, args.dataset_index,
                              args.artifact)
     Path(args.html).write_text(_state(args, cards, inputs, args.html).page(),

@@ -14,11 +14,17 @@ from typing import Any
 
 from judge.api.errors import ApiError
 from judge.errors import JudgeError
+from judge.ledgers.cli import db_arg
 from rcjudge import strict_json
+from rcjudge.errors import InputError
 
 
 class ApiCliError(JudgeError, ValueError):
-    """A refused API admin command (bad rights, unknown key, bad attestation file)."""
+    """A refused API admin command (bad rights, unknown key): exit 2."""
+
+
+class AttestationFileError(ApiCliError, InputError):
+    """An attestation file with errors; nothing of it was imported (exit 1)."""
 
 
 def _service(args: argparse.Namespace) -> Any:
@@ -34,18 +40,6 @@ def bundle_root_arg(p: argparse.ArgumentParser) -> None:
                    help="a folder or object-store prefix (s3://bucket/prefix, gs://, az://) "
                    "the API reads bundles from; repeatable, added to $RCJUDGE_BUNDLE_ROOTS "
                    "(comma-separated); none: every judgment is refused")
-
-
-def _cmd_serve(args: argparse.Namespace) -> int:
-    from judge.api.routes import create_app
-    from judge.api.server import serve
-
-    service = _service(args)
-    try:
-        serve(create_app(service), args.host, args.port)
-    finally:
-        service.close()
-    return 0
 
 
 def _cmd_tier_b(args: argparse.Namespace) -> int:
@@ -129,7 +123,7 @@ def read_attestations(path: str) -> list[dict[str, Any]]:
         with open(path, encoding="utf-8") as f:
             lines = f.read().splitlines()
     except (OSError, UnicodeDecodeError) as exc:
-        raise ApiCliError(f"{path}: cannot read: {exc}") from None
+        raise AttestationFileError(f"{path}: cannot read: {exc}") from None
     rows, errors, seen = [], [], set()
     for i, line in enumerate(lines, 1):
         if not line.strip():
@@ -161,7 +155,7 @@ def read_attestations(path: str) -> list[dict[str, Any]]:
         seen.add(doc["attestation_id"])
         rows.append({**doc, "issued_at": at})
     if errors:
-        raise ApiCliError(f"{path}: {len(errors)} error(s), nothing imported: "
+        raise AttestationFileError(f"{path}: {len(errors)} error(s), nothing imported: "
                           + "; ".join(errors))
     return rows
 
@@ -188,23 +182,19 @@ def _cmd_attestations_import(args: argparse.Namespace) -> int:
     return 0
 
 
-def register(sub: argparse._SubParsersAction) -> None:
-    def db(p: argparse.ArgumentParser, json_flag: bool = True) -> None:
-        p.add_argument("--db", default=None, help="live database URL (default: $RCJUDGE_DB "
-                       "or the data dir's rcjudge.db)")
-        if json_flag:
-            p.add_argument("--json", action="store_true", help="print JSON")
+def db(p: argparse.ArgumentParser, json_flag: bool = True) -> None:
+    """``--db`` (the live database: :func:`judge.ledgers.cli.db_arg`) and ``--json``."""
+    db_arg(p)
+    if json_flag:
+        p.add_argument("--json", action="store_true", help="print JSON")
 
-    # `rcjudge serve` (rcjudge/serve.py) serves the API and, given its inputs, the verdict
-    # screen; `rcjudge api serve` is the API alone (docs/api.md, "Commands")
-    api = sub.add_parser("api", help="the HTTP Judge API").add_subparsers(
+
+def register_api(sub: argparse._SubParsersAction) -> argparse._SubParsersAction:
+    """serve: ``api tier-b``; returns ``api``'s subcommands, where :mod:`rcjudge.serve` adds
+    the old ``api serve`` (now ``serve --only api``)."""
+    api = sub.add_parser("api", help="the Judge API's operator commands (serving it: "
+                         "rcjudge serve)").add_subparsers(
         dest="api_command", required=True, metavar="ACTION")
-    p = api.add_parser("serve", help="serve the Judge API (uvicorn)")
-    db(p, json_flag=False)
-    p.add_argument("--host", default="127.0.0.1")
-    p.add_argument("--port", type=int, default=8000)
-    bundle_root_arg(p)
-    p.set_defaults(func=_cmd_serve)
     p = api.add_parser("tier-b", help="designate tasks tier B (the operator's, never a "
                        "caller's: their cells need K tasks of other key owners)")
     db(p)
@@ -214,7 +204,11 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="a key that may judge these tasks (repeatable; added to those named "
                    "before); to every other key they answer as tasks the catalog lacks")
     p.set_defaults(func=_cmd_tier_b)
+    return api
 
+
+def register_keys(sub: argparse._SubParsersAction) -> None:
+    """serve: ``keys create|list|revoke``."""
     keys = sub.add_parser("keys", help="API keys: create, list, revoke").add_subparsers(
         dest="keys_command", required=True, metavar="ACTION")
     p = keys.add_parser("create", help="create a key (printed once)")
@@ -235,6 +229,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("key_id")
     p.set_defaults(func=_cmd_keys_revoke)
 
+
+
+def register_attestations(sub: argparse._SubParsersAction) -> None:
+    """datasets and outcomes: ``attestations import``."""
     att = sub.add_parser("attestations", help="attestations (the API only reads them)")
     att_sub = att.add_subparsers(dest="att_command", required=True, metavar="ACTION")
     p = att_sub.add_parser("import", help="import a JSON-lines file of attestations")

@@ -35,7 +35,10 @@ def start_ray(address: str | None) -> None:
 
     Without either, a local Ray with this machine's CPUs is started even when a cluster
     started by ``ray start`` runs on the machine: Ray's own default would join that one
-    (someone else's, and it refuses ``num_cpus``).
+    (someone else's, and it refuses ``num_cpus``). The local Ray is this process's own, so
+    its token authentication is off (``RAY_AUTH_MODE=disabled`` unless the environment sets
+    it; otherwise Ray prints a notice to every run); a cluster at ``address`` keeps its
+    own setting (docs/batch.md).
     """
     if ray.is_initialized():
         return
@@ -43,6 +46,7 @@ def start_ray(address: str | None) -> None:
     if address and address != "local":
         ray.init(address=address, log_to_driver=False)
     else:
+        os.environ.setdefault("RAY_AUTH_MODE", "disabled")
         ray.init(address="local", num_cpus=os.cpu_count(), include_dashboard=False,
                  log_to_driver=False)
 

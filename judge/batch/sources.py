@@ -9,10 +9,15 @@ from dataclasses import dataclass, field
 from judge.bundle.filesystems import url_to_fs
 from judge.bundle.manifest import MANIFEST
 from judge.errors import JudgeError
+from rcjudge.errors import InputError
 
 
 class SourceError(JudgeError, ValueError):
     """A batch source names nothing usable."""
+
+
+class NoBundlesError(SourceError, InputError):
+    """SOURCE holds no bundle: the input is refused (exit 1)."""
 
 
 def _hidden(path: str) -> bool:
@@ -118,7 +123,7 @@ def find_sources(source: str) -> Sources:
     if not bundles:
         names = sorted(posixpath.basename(p) for p in found)
         listed = f"; not bundles: {', '.join(names[:10])}{', …' if len(names) > 10 else ''}"
-        raise SourceError(f"{source}: no bundle (a folder with {MANIFEST}) found"
+        raise NoBundlesError(f"{source}: no bundle (a folder with {MANIFEST}) found"
                           + (listed if names else ""))
     rest = sorted(p for p in found if p not in bundles)
     return Sources([uri(p) for p in sorted(bundles)], [uri(p) for p in rest],

@@ -294,11 +294,22 @@ def version_dirs() -> tuple[Path, Path]:
     return configs_dir() / "judges", judges_dir()
 
 
+#: The copy of a trained version's YAML that ``rcjudge train`` and ``average`` leave beside
+#: its weights, ``{models_dir}/<name>/version.yaml``: found by name wherever ``--config``
+#: wrote the version itself.
+TRAINED_COPY = "version.yaml"
+
+
 def version_file(name: str) -> Path | None:
-    """The YAML file of the version called ``name`` (:func:`version_dirs`), or None."""
+    """The YAML file of the version called ``name`` (:func:`version_dirs`, then a trained
+    version's copy beside its weights), or None."""
+    from rcjudge.home import models_dir
+
     for folder in version_dirs():
         if (path := folder / f"{name}.yaml").is_file():
             return path
+    if name and "/" not in name and (path := models_dir() / name / TRAINED_COPY).is_file():
+        return path
     return None
 
 
@@ -308,8 +319,9 @@ def version_names() -> list[str]:
 
 
 def load_judge_version(name_or_path: str) -> JudgeVersion:
-    """Load a version by name (``configs/judges/`` or ``$RCJUDGE_HOME/judges/``) or a YAML
-    file path."""
+    """Load a version by name (``configs/judges/``, ``$RCJUDGE_HOME/judges/``, or a trained
+    version's copy beside its weights: :data:`TRAINED_COPY`) or a YAML file path: the one
+    resolver behind every command's ``--judge``."""
     path = Path(name_or_path)
     if path.suffix not in (".yaml", ".yml"):
         found = version_file(name_or_path)
@@ -318,6 +330,17 @@ def load_judge_version(name_or_path: str) -> JudgeVersion:
                               f"{', '.join(version_names())}")
         path = found
     version = load_model(JudgeVersion, load_yaml(path), str(path))
+    if path.name == TRAINED_COPY and path.parent.name == version.name:
+        return version
     if path.stem != version.name:
         raise ConfigError(f"{path}: name {version.name!r} differs from the file name")
     return version
+
+
+def judge_name(spec: str) -> str:
+    """The version name ``--judge`` means to a command that reads the ledger's judgments by
+    name: a YAML file's version's name (:func:`load_judge_version`), else ``spec`` itself
+    (a name the ledger may hold whose file is gone)."""
+    if Path(spec).suffix in (".yaml", ".yml"):
+        return load_judge_version(spec).name
+    return spec

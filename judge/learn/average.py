@@ -21,13 +21,14 @@ written: the new version names the members' checkpoint folders.
 from __future__ import annotations
 
 import json
+import shutil
 import time
 from collections.abc import Sequence
 from pathlib import Path
 
 from judge.ensemble.fingerprint import fingerprint
 from judge.ensemble.taxonomy import load_taxonomy
-from judge.ensemble.version import Calibration, JudgeVersion, Training
+from judge.ensemble.version import TRAINED_COPY, Calibration, JudgeVersion, Training
 from judge.learn.calibrate import confidence_report, fit_version, version_path, write_version
 from judge.learn.train import (
     PARTS,
@@ -186,6 +187,7 @@ def average_versions(ledger: Ledger, versions: Sequence[JudgeVersion], new_name:
                        f"trained from {record.parent} on one split)",
         "training": new_record})
     path = write_version(new, target)
+    shutil.copyfile(path, weights_root / TRAINED_COPY)  # found by name: any --config
     # what it saw: its members' parts (their weights) and its own calibration on them
     record_training(ledger, new_name, record.parent, labels_file or "ledger", label_rows(
         ledger, [(run.run_id, label, part) for part in PARTS[:3] for run, label, _ in parts[part]],

@@ -175,7 +175,7 @@ def plan_model(name: str, config, processor, spec, version: JudgeVersion, cfg: T
     with_ckpt = estimate(model, tokens, patches, spec.dtype, rank, True)
     without = estimate(model, tokens, patches, spec.dtype, rank, False)
     chosen = with_ckpt if ckpt else without
-    lr = cfg.lr if cfg.lr is not None else default_lr(chosen["parameters"], lora)
+    lr = cfg.lr if cfg.lr is not None else default_lr(chosen["parameters"], lora, cfg.small_lr)
     return {"model": name, "device": spec.device, "dtype": spec.dtype, "lora": lora,
             "gradient_checkpointing": ckpt, "lr": lr, "prompt_tokens": tokens,
             "vision_patches": patches,

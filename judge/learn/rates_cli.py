@@ -14,7 +14,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from judge.ledgers.cli import DB_HELP
+from judge.ledgers.cli import db_arg
 
 OUTCOMES = ("success", "attempt")  # judge.learn.rate_inputs.OUTCOMES (no numpy at parse time)
 
@@ -103,7 +103,7 @@ def _cmd_rates(args: argparse.Namespace) -> int:
     if args.html:
         check_html_path(args.html)
     truth = read_truth(args.truth) if args.truth else None  # before the ledger opens
-    with Ledger.open(args.db) as ledger:
+    with Ledger.open(args.db, create=False) as ledger:
         inputs = _inputs(ledger, args.judge, args.outcome, by)
         report = rates_report(inputs, _rounds(ledger), truth, args.truth)
     if args.html:
@@ -126,7 +126,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
 
         raise RateInputError("--by: compare groups each policy's runs; 'policy' is not a "
                              "cell key here (task, body, checkpoint)")
-    with Ledger.open(args.db) as ledger:
+    with Ledger.open(args.db, create=False) as ledger:
         inputs = _inputs(ledger, args.judge, args.outcome, ["policy", *by])
         report = compare_report(inputs, args.policy_a, args.policy_b)
     if args.json:
@@ -153,7 +153,7 @@ def register_rates(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--truth", metavar="FILE", help="a label file (CSV/JSONL as `labels "
                    "import`) holding the true outcome of every run: its rate is printed "
                    "beside the readings, labelled as known only in a demo or a benchmark")
-    p.add_argument("--db", metavar="URL", help=DB_HELP)
+    db_arg(p)
     out = p.add_mutually_exclusive_group()
     out.add_argument("--json", action="store_true")
     out.add_argument("--html", metavar="OUT", help="also write the table as one "
@@ -169,6 +169,6 @@ def register_rates(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--by", default="task", metavar="KEYS", help="cell keys, comma separated, "
                    "among task, body, checkpoint (default task; '' for one pooled cell)")
     p.add_argument("--outcome", choices=OUTCOMES, default="success")
-    p.add_argument("--db", metavar="URL", help=DB_HELP)
+    db_arg(p)
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=_cmd_compare)

@@ -130,12 +130,13 @@ def restore(model, snap: dict) -> None:
 LARGE_MODEL = 1_000_000_000
 
 
-def default_lr(parameters: int, lora: bool) -> float:
-    """The learning rate when ``--lr`` is unset (docs/train.md): 2e-3 below
-    :data:`LARGE_MODEL` parameters (the tiny models' measured rate), else 2e-4 for LoRA
-    and 2e-5 for full fine-tuning (LLaVA-1.5's and QLoRA's rates for 7-13 B models)."""
+def default_lr(parameters: int, lora: bool, small: float | None = None) -> float:
+    """The learning rate when ``--lr`` is unset (docs/train.md): ``small`` (a recipe's;
+    else 2e-3) below :data:`LARGE_MODEL` parameters (the tiny models' measured rate), else
+    2e-4 for LoRA and 2e-5 for full fine-tuning (LLaVA-1.5's and QLoRA's rates for 7-13 B
+    models)."""
     if parameters < LARGE_MODEL:
-        return 2e-3
+        return 2e-3 if small is None else small
     return 2e-4 if lora else 2e-5
 
 

@@ -60,7 +60,7 @@ from judge.ensemble.prompts import (
     yes_no_requests,
 )
 from judge.ensemble.taxonomy import Taxonomy, load_taxonomy
-from judge.ensemble.version import JudgeVersion, Training
+from judge.ensemble.version import TRAINED_COPY, JudgeVersion, Training
 from judge.errors import JudgeError
 from judge.learn.calibrate import (
     Dataset,
@@ -294,7 +294,7 @@ def train_model(backend, train: list, val: list, seed: int, cfg: TrainConfig,
     checkpointing = (cfg.gradient_checkpointing if cfg.gradient_checkpointing is not None
                      else cuda)
     size = sum(p.numel() for p in backend.model.parameters())
-    lr = cfg.lr if cfg.lr is not None else default_lr(size, lora)
+    lr = cfg.lr if cfg.lr is not None else default_lr(size, lora, cfg.small_lr)
     if checkpointing:
         enable_checkpointing(backend)
     if lora:
@@ -413,6 +413,8 @@ def training_options(cfg: TrainConfig, model_reports: dict[str, dict]) -> dict:
     ``gradient_checkpointing`` and ``lr`` as used (each model's ``train_model`` report).
     Where the models differ: None, and an lr differing by model as ``lr:<model>`` too."""
     options = {k: v for k, v in asdict(cfg).items() if k not in ("seed", "hold_out_tasks")}
+    if options["small_lr"] is None:  # no recipe's small-model rate: as before recipes
+        del options["small_lr"]
     for key in ("lora", "gradient_checkpointing", "lr"):
         used = {m[key] for m in model_reports.values()}
         options[key] = used.pop() if len(used) == 1 else None
@@ -551,6 +553,7 @@ def train_version(ledger: Ledger, parent: JudgeVersion, new_name: str,
                        f"(rcjudge train, seed {cfg.seed})",
         "training": record})
     path = write_version(new, target)
+    shutil.copyfile(path, weights_root / TRAINED_COPY)  # found by name: any --config
     seen = record_training(ledger, new_name, parent.name, labels_file or "ledger", label_rows(
         ledger, [(e.run_id, e.label, part) for part in PARTS[:3] for e in examples[part]],
         from_file=labels_file is not None))

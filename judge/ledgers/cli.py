@@ -1,9 +1,10 @@
 """CLI of the ledgers: ``rcjudge db upgrade`` / ``check``, ``labels import``, ``export``.
 
 Thin wrappers over :mod:`judge.ledgers.store`, :mod:`~judge.ledgers.labels` and
-:mod:`~judge.ledgers.export`. ``--db URL`` defaults to ``$RCJUDGE_DB``, else the
-embedded SQLite file ``<$RCJUDGE_DATA or $RCJUDGE_HOME>/rcjudge.db``. Bad input exits 2
-with one line (a label file: one summary line, then one line per bad row).
+:mod:`~judge.ledgers.export`. ``--db URL|PATH`` (:func:`db_arg`, every command that opens
+a ledger) defaults to ``$RCJUDGE_DB``, else the embedded SQLite file
+``<$RCJUDGE_DATA or $RCJUDGE_HOME>/rcjudge.db``. A refused label file exits 1 (one summary
+line, then one line per bad row); a usage or setup error 2.
 """
 
 from __future__ import annotations
@@ -13,8 +14,15 @@ import json
 from dataclasses import asdict
 from typing import Any
 
-DB_HELP = ("database URL (default $RCJUDGE_DB, else sqlite:///<$RCJUDGE_DATA or $RCJUDGE_HOME>/"
-            "rcjudge.db); PostgreSQL: postgresql+psycopg://HOST:PORT/DB")
+DB_HELP = ("the ledger: a database URL or an SQLite file path (default $RCJUDGE_DB, else "
+           "<$RCJUDGE_DATA or $RCJUDGE_HOME>/rcjudge.db); PostgreSQL: "
+           "postgresql+psycopg://HOST:PORT/DB")
+
+
+def db_arg(p: argparse.ArgumentParser) -> None:
+    """``--db URL|PATH``, the same flag and help in every command that opens a ledger;
+    :func:`judge.ledgers.store.resolve_url` turns it into the URL."""
+    p.add_argument("--db", metavar="URL|PATH", default=None, help=DB_HELP)
 
 
 def _print(obj: Any, as_json: bool, text: str) -> None:
@@ -39,7 +47,7 @@ def _cmd_db_check(args: argparse.Namespace) -> int:
     from judge.ledgers.store import Ledger
     from judge.outcomes.store import OutcomeStore
 
-    with Ledger.open(args.db) as ledger:
+    with Ledger.open(args.db, create=False) as ledger:
         bad = OutcomeStore(ledger.engine).unencodable_rows()
         url = ledger.engine.url.render_as_string(hide_password=True)
     lines = [f"{b['table']} {b['dataset']} {b['sequence_uid']} v{b['version']}: unencodable "
@@ -72,7 +80,7 @@ def _cmd_labels_import(args: argparse.Namespace) -> int:
                 raise
             _print({"file": exc.source, "imported": 0,
                     "errors": [asdict(e) for e in exc.errors]}, True, "")
-            return 2
+            return 1  # an input refused (rcjudge --help)
     out = asdict(s)
     if s.round_id is None:  # the three fields of --random-sample
         del out["round_id"], out["frame"], out["pi"]
@@ -86,32 +94,37 @@ def _cmd_labels_import(args: argparse.Namespace) -> int:
 
 
 def _cmd_export_evaluation_run(args: argparse.Namespace) -> int:
+    from judge.ensemble.version import judge_name
     from judge.ledgers.export import export_evaluation_run
     from judge.ledgers.store import Ledger
 
-    with Ledger.open(args.db) as ledger:
-        s = export_evaluation_run(ledger, args.judge, args.out)
+    with Ledger.open(args.db, create=False) as ledger:
+        s = export_evaluation_run(ledger, judge_name(args.judge), args.out)
     _print(asdict(s), args.json,
            f"{s.path}: {s.rows} row(s) of {s.judge_version} "
            f"({s.operator_rows} with an operator label)")
     return 0
 
 
-def register(sub: argparse._SubParsersAction) -> None:
-    """Add ``db``, ``labels`` and ``export`` to the ``rcjudge`` parser."""
+def register_db(sub: argparse._SubParsersAction) -> None:
+    """setup: ``db upgrade``, ``db check``."""
     db = sub.add_parser("db", help="ledger database tools").add_subparsers(
         dest="db_command", required=True, metavar="COMMAND")
     p = db.add_parser("upgrade", help="migrate the ledger database (default: to head)")
-    p.add_argument("--db", metavar="URL", help=DB_HELP)
+    db_arg(p)
     p.add_argument("--revision", default="head", help="target revision (default head)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=_cmd_db_upgrade)
     p = db.add_parser("check", help="find stored rows that a read cannot encode (lone "
                       "surrogates, NUL); exit 1 when there is one")
-    p.add_argument("--db", metavar="URL", help=DB_HELP)
+    db_arg(p)
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=_cmd_db_check)
 
+
+
+def register_labels(sub: argparse._SubParsersAction) -> None:
+    """improve the judge: ``labels import``."""
     labels = sub.add_parser("labels", help="operator labels").add_subparsers(
         dest="labels_command", required=True, metavar="COMMAND")
     p = labels.add_parser("import", help="import operator labels from CSV or JSONL "
@@ -125,17 +138,22 @@ def register(sub: argparse._SubParsersAction) -> None:
                    "a uniform random sample of the runs that had no label: recorded as a "
                    "sampling round (pi = runs / those runs), so rates may be rectified with "
                    "them (docs/review.md)")
-    p.add_argument("--db", metavar="URL", help=DB_HELP)
+    db_arg(p)
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=_cmd_labels_import)
 
+
+
+def register_export(sub: argparse._SubParsersAction) -> argparse._SubParsersAction:
+    """report: ``export evaluation-run``; returns ``export``'s subcommands, where
+    :func:`judge.outcomes.cli.register_lerobot_export` adds ``export lerobot``."""
     export = sub.add_parser("export", help="export tables from the ledgers").add_subparsers(
         dest="export_command", required=True, metavar="TABLE")
     p = export.add_parser("evaluation-run", help="Parquet evaluation_run of one judge version "
                           "(OUT/judge_version=V/part-0.parquet)")
     p.add_argument("--judge", required=True, metavar="VERSION", help="judge version to export")
     p.add_argument("--out", required=True, metavar="DIR", help="dataset folder")
-    p.add_argument("--db", metavar="URL", help=DB_HELP)
+    db_arg(p)
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=_cmd_export_evaluation_run)
-
+    return export  # rcjudge.cli adds export lerobot (judge.outcomes.cli) to it

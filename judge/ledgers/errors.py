@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from judge.errors import JudgeError
+from rcjudge.errors import InputError
 
 
 class LedgerError(JudgeError, ValueError):
@@ -44,8 +45,9 @@ class RowError:
         return f"line {self.line}: {self.field}: {self.message}"
 
 
-class LabelImportError(LedgerError):
-    """A label file has errors; nothing of it was imported. ``errors`` lists every one."""
+class LabelImportError(LedgerError, InputError):
+    """A label file has errors; nothing of it was imported (exit 1). ``errors`` lists every
+    one."""
 
     def __init__(self, source: str, errors: list[RowError]) -> None:
         self.source = source

@@ -61,12 +61,32 @@ def default_url() -> str:
 
 
 def resolve_url(url: str | None) -> str:
-    """The URL to open: ``url`` or :func:`default_url`; bare ``postgresql://`` uses psycopg 3."""
+    """The URL to open for ``--db``: ``url`` or :func:`default_url`; a path (no ``://``) is
+    that SQLite file; bare ``postgresql://`` uses psycopg 3."""
     url = url or default_url()
+    if "://" not in url:
+        return f"sqlite:///{Path(url).expanduser().absolute()}"
     for bare in ("postgresql://", "postgres://"):
         if url.startswith(bare):
             return "postgresql+psycopg://" + url[len(bare):]
     return url
+
+
+def check_exists(url: str | None) -> None:
+    """Refuse an SQLite ledger file that does not exist (PostgreSQL: the server answers).
+
+    Raises:
+        LedgerError: naming the ledger and how one is made.
+    """
+    try:
+        parsed = sa.make_url(resolve_url(url))
+    except sa.exc.ArgumentError:
+        return  # make_engine names the bad URL
+    if parsed.get_backend_name() != "sqlite":
+        return
+    if parsed.database and parsed.database != ":memory:" and not Path(parsed.database).exists():
+        raise LedgerError(f"--db {parsed.database}: no ledger there (rcjudge batch or "
+                          "rcjudge labels import makes one; --db names another)")
 
 
 def make_engine(url: str | None = None, *, schema: str | None = None) -> Engine:
@@ -454,8 +474,14 @@ class Ledger:
 
     @classmethod
     def open(cls, url: str | None = None, *, schema: str | None = None,
-             migrate: bool = True, blind: bool = False) -> Ledger:
-        """Open (and by default migrate to head) the ledger at ``url`` (see :func:`default_url`)."""
+             migrate: bool = True, blind: bool = False, create: bool = True) -> Ledger:
+        """Open (and by default migrate to head) the ledger at ``url`` (see :func:`default_url`).
+
+        ``create=False`` (the commands that only read a ledger): an SQLite file that does not
+        exist is refused, naming it, and nothing is created (a typo makes no empty ledger).
+        """
+        if not create:
+            check_exists(url)
         engine = make_engine(url, schema=schema)
         if migrate:
             upgrade(engine)

@@ -12,10 +12,11 @@ import json
 from pathlib import Path
 from typing import Any
 
-from judge.ledgers.cli import DB_HELP
+from judge.ledgers.cli import db_arg
 from judge.outcomes.errors import OutcomeError
 from judge.outcomes.labels import LEAKAGE_KEYS
 from rcjudge import strict_json
+from rcjudge.aliases import renamed
 
 
 def _print(obj: Any, as_json: bool, text: str) -> None:
@@ -192,7 +193,7 @@ def _cmd_lerobot_export(args: argparse.Namespace) -> int:
     from judge.outcomes.release import export_sidecar
 
     if not args.include_outcomes:
-        raise OutcomeError("rcjudge lerobot export writes the outcome sidecar only: pass "
+        raise OutcomeError("rcjudge export lerobot writes the outcome sidecar only: pass "
                            "--include-outcomes")
     ledger, store = _store(args)
     with ledger:
@@ -279,7 +280,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                                          metavar="COMMAND")
 
     def common(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
-        p.add_argument("--db", metavar="URL", help=DB_HELP)
+        db_arg(p)
         p.add_argument("--json", action="store_true")
         return p
 
@@ -343,20 +344,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--slice", required=True, choices=("train", "held_out_eval", "recovery"))
     p.add_argument("--out", metavar="FILE")
     p.set_defaults(func=_cmd_release)
-    lr = sub.add_parser("lerobot", help="LeRobot datasets out").add_subparsers(
-        dest="lerobot_command", required=True, metavar="COMMAND")
-    p = common(lr.add_parser("export", help="meta/avala_sequence_outcomes.jsonl beside a "
-                             "LeRobot v3.0/v2.1 dataset"))
-    p.add_argument("dataset_dir", metavar="DATASET_DIR")
-    p.add_argument("--include-outcomes", action="store_true")
-    p.add_argument("--dataset", required=True, metavar="OWNER/SLUG",
-                   help="the dataset whose labels to write")
-    p.add_argument("--repo-id", help="the repo id its bundles were imported under (default: "
-                   "info.json's repo_id, else the folder name)")
-    p.set_defaults(func=_cmd_lerobot_export)
+    lr = sub.add_parser("lerobot").add_subparsers(dest="lerobot_command", required=True)
+    p = _lerobot_export_args(lr.add_parser("export"))  # hidden: the old spelling
+    p.set_defaults(func=renamed("lerobot export", "export lerobot", _cmd_lerobot_export))
 
     p = sub.add_parser("mcp", help="read-only MCP tools over outcome labels, on stdio")
-    p.add_argument("--db", metavar="URL", help=DB_HELP)
+    db_arg(p)
     p.set_defaults(func=_cmd_mcp)
 
     acc = sub.add_parser("acceptance", help="technical validity of captures (apart from "
@@ -387,3 +380,23 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--limit", type=int, default=100)
     p.add_argument("--cursor")
     p.set_defaults(func=_cmd_list_labels)
+
+
+def _lerobot_export_args(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    db_arg(p)
+    p.add_argument("--json", action="store_true")
+    p.add_argument("dataset_dir", metavar="DATASET_DIR")
+    p.add_argument("--include-outcomes", action="store_true")
+    p.add_argument("--dataset", required=True, metavar="OWNER/SLUG",
+                   help="the dataset whose labels to write")
+    p.add_argument("--repo-id", help="the repo id its bundles were imported under (default: "
+                   "info.json's repo_id, else the folder name)")
+    return p
+
+
+def register_lerobot_export(export: argparse._SubParsersAction) -> None:
+    """``rcjudge export lerobot`` (under ``export``, :mod:`judge.ledgers.cli`)."""
+    p = _lerobot_export_args(export.add_parser(
+        "lerobot", help="meta/avala_sequence_outcomes.jsonl beside a LeRobot v3.0/v2.1 "
+        "dataset"))
+    p.set_defaults(func=_cmd_lerobot_export)

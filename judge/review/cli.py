@@ -1,6 +1,6 @@
-"""``rcjudge review serve``: the review page alone, for one operator on this machine.
+"""``rcjudge serve --only review``: the review page alone, for one operator on this machine.
 
-``rcjudge review serve --judge V [--db URL] [--labeller NAME] [--port P]`` serves
+``rcjudge serve --only review --judge V [--db URL] [--labeller NAME] [--port P]`` serves
 ``/review`` (``judge.review.routes``) over one ledger with no API keys, so it listens on
 loopback only: ``--host`` must be ``127.0.0.1``, ``::1`` or ``localhost``. Every label it
 writes has ``labeled_by`` the operator: ``--labeller`` if given, else
@@ -57,33 +57,3 @@ def build(args: argparse.Namespace) -> tuple[Any, Any]:
         ledger.close()
         raise
     return local_app(desk), ledger
-
-
-def _cmd_serve(args: argparse.Namespace) -> int:
-    import sys
-
-    from judge.api.server import serve
-
-    app, ledger = build(args)
-    print(f"review page: http://{args.host}:{args.port}/review (labelling as "
-          f"{app.state.labeller})", file=sys.stderr)
-    try:
-        serve(app, args.host, args.port)
-    finally:
-        ledger.close()
-    return 0
-
-
-def register_serve(review: argparse._SubParsersAction) -> None:
-    """``review serve`` under ``rcjudge review`` (judge.cli)."""
-    p = review.add_parser("serve", help="serve the review page alone, on loopback, labelling "
-                          "as one operator (docs/review.md)")
-    p.add_argument("--judge", required=True, metavar="VERSION",
-                   help="the judge version whose queue to label (name or YAML file)")
-    p.add_argument("--db", metavar="URL", help="the ledger (default: $RCJUDGE_DB or the data "
-                   "dir's rcjudge.db)")
-    p.add_argument("--labeller", metavar="NAME", help="labeled_by of every label (default: "
-                   "$RCJUDGE_LABELLER, else your login name)")
-    p.add_argument("--host", default="127.0.0.1", help="loopback only (default 127.0.0.1)")
-    p.add_argument("--port", type=int, default=DEFAULT_PORT)
-    p.set_defaults(func=_cmd_serve)

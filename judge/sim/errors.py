@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rcjudge.errors import RcjudgeError
+from rcjudge.errors import InputError, RcjudgeError
 
 
 class SimError(RcjudgeError, ValueError):
@@ -11,3 +11,7 @@ class SimError(RcjudgeError, ValueError):
 
 class SimDependencyError(RcjudgeError, ImportError):
     """The simulator stack (the ``sim`` extra or an EGL library) is missing."""
+
+
+class TruthInputError(SimError, InputError):
+    """A bundle folder or truth file ``truth-labels`` was given cannot be read (exit 1)."""

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from judge.sim.errors import SimError
+from judge.sim.errors import SimError, TruthInputError
 from judge.sim.truth_mapping import TruthMapping, load_mapping, read_truth
 
 
@@ -46,15 +46,15 @@ def find_truths(root: str | Path,
     mapping = mapping or TruthMapping()
     root = Path(root)
     if not root.is_dir():
-        raise SimError(f"{root}: not a folder of bundles")
+        raise TruthInputError(f"{root}: not a folder of bundles")
     found = []
     for path in sorted(root.glob(f"*/{mapping.file}")):
         try:
             doc = json.loads(path.read_text(encoding="utf-8"))
         except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise SimError(f"{path}: not valid JSON: {exc}") from None
+            raise TruthInputError(f"{path}: not valid JSON: {exc}") from None
         if not isinstance(doc, dict):
-            raise SimError(f"{path}: expected a JSON object, got {type(doc).__name__}")
+            raise TruthInputError(f"{path}: expected a JSON object, got {type(doc).__name__}")
         found.append((path.parent.name, {**doc, **read_truth(doc, mapping, str(path))}))
     return found
 

@@ -126,7 +126,7 @@ def test_attestations_import_then_read(client, service, live_key, tmp_path):
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"attestation_id": "at_2"}\nnope\n')
     out = subprocess.run([*run, str(bad)], capture_output=True, text=True)
-    assert out.returncode == 2
+    assert out.returncode == 1  # a refused file: an input (rcjudge --help)
     assert out.stderr == (f"rcjudge: error: {bad}: 2 error(s), nothing imported: line 1: "
                           "missing subject, statement, issued_by, issued_at; line 2: not valid "
                           "JSON: Expecting value (line 1, column 1)\n")

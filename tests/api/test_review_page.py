@@ -302,7 +302,7 @@ def test_review_serve_listens_on_loopback_only_and_names_its_operator(monkeypatc
     from judge.review.cli import ReviewServeError, labeller_name
     from rcjudge.cli import main
 
-    assert main(["review", "serve", "--judge", "tiny", "--host", "0.0.0.0"]) == 2
+    assert main(["serve", "--only", "review", "--judge", "tiny", "--host", "0.0.0.0"]) == 2
     assert capsys.readouterr().err.strip() == (
         "rcjudge: error: --host 0.0.0.0: review serve has no keys, so it listens on loopback only "
         "(127.0.0.1, ::1, localhost); to label from elsewhere use rcjudge serve, whose "

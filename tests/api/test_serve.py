@@ -79,8 +79,9 @@ def test_bad_serve_input_exits_2_and_creates_no_database(tmp_path, monkeypatch, 
     assert capsys.readouterr().err == ("rcjudge: error: rcjudge serve: missing --task-spec, "
                                        "--dataset-index, --artifact\n")
     assert main(["serve", "--no-api", "--db", "sqlite:///x.db"]) == 2
-    assert capsys.readouterr().err == ("rcjudge: error: --db: the Judge API's database; "
-                                       "not used with --no-api\n")
+    assert capsys.readouterr().err == (
+        "rcjudge: 'serve --no-api' is now 'serve --only screen'; the old spelling goes in the "
+        "next release\nrcjudge: error: --db: the Judge API's database; not used with --no-api\n")
     assert not (tmp_path / "data").exists()
 
 

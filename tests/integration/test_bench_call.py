@@ -59,7 +59,8 @@ def test_bench_call_on_a_fake_judge_writes_the_table_and_the_chart(make_bundles,
 def test_bench_call_refuses_an_empty_folder_and_zero_repeats(tmp_path, capsys):
     (tmp_path / "empty").mkdir()
     (tmp_path / "empty" / "notes.txt").write_text("x")
-    assert main(["bench", "call", "--judge", "tiny", "--bundles", str(tmp_path / "empty")]) == 2
+    # a folder without bundles: a refused input, exit 1 (rcjudge --help)
+    assert main(["bench", "call", "--judge", "tiny", "--bundles", str(tmp_path / "empty")]) == 1
     err = capsys.readouterr().err
     assert err.startswith(f"rcjudge: error: {tmp_path / 'empty'}: no bundle") and \
         len(err.splitlines()) == 1

@@ -37,13 +37,13 @@ def test_random_bytes_are_not_an_mcap_file(bundle_copy, capsys):
         load_streams(bundle)
     assert str(err.value) == expected
     assert isinstance(err.value, ValueError)
-    assert main(["inspect", str(bundle_copy)]) == 2
+    assert main(["inspect", str(bundle_copy)]) == 1
     assert capsys.readouterr().err == f"rcjudge: error: {expected}\n"
 
 
 def test_file_shorter_than_the_magic(bundle_copy, capsys):
     mcap = replace_mcap(bundle_copy, b"\x89MC")
-    assert main(["inspect", str(bundle_copy)]) == 2
+    assert main(["inspect", str(bundle_copy)]) == 1
     assert capsys.readouterr().err == (f"rcjudge: error: {mcap}: not an MCAP file: 3 bytes, "
                                        "shorter than the 8-byte MCAP magic\n")
 
@@ -51,7 +51,7 @@ def test_file_shorter_than_the_magic(bundle_copy, capsys):
 def test_truncated_mcap_is_named(bundle_copy, capsys):
     data = (bundle_copy / "rollout.mcap").read_bytes()
     mcap = replace_mcap(bundle_copy, data[: len(data) // 2])
-    assert main(["inspect", str(bundle_copy)]) == 2
+    assert main(["inspect", str(bundle_copy)]) == 1
     err = capsys.readouterr().err
     assert err.startswith(f"rcjudge: error: {mcap}: truncated or corrupt MCAP (summary "
                           "unreadable: ")
@@ -64,7 +64,7 @@ def test_a_file_is_not_a_bundle_folder(bundle_copy, capsys):
     with pytest.raises(ManifestError) as err:
         intake(mcap)
     assert str(err.value) == expected
-    assert main(["inspect", mcap]) == 2
+    assert main(["inspect", mcap]) == 1
     assert capsys.readouterr().err == f"rcjudge: error: {expected}\n"
 
 
@@ -77,7 +77,7 @@ def test_unknown_protocol(capsys):
     with pytest.raises(SourceError) as err:
         resolve_sources("nope://x")
     assert str(err.value) == expected
-    assert main(["inspect", "nope://x"]) == 2
+    assert main(["inspect", "nope://x"]) == 1
     assert capsys.readouterr().err == f"rcjudge: error: {expected}\n"
     assert main(["batch", "nope://x", "--judge", "tiny"]) == 2
     assert capsys.readouterr().err == f"rcjudge: error: {expected}\n"
@@ -95,7 +95,7 @@ def test_protocol_whose_package_is_missing_names_the_package(monkeypatch, capsys
     with pytest.raises(SourceError) as err:
         resolve_sources("rcjtest://bucket/run-1")
     assert str(err.value) == expected and isinstance(err.value, JudgeError)
-    assert main(["inspect", "simplecache::rcjtest://bucket/run-1"]) == 2
+    assert main(["inspect", "simplecache::rcjtest://bucket/run-1"]) == 1
     assert capsys.readouterr().err == ("rcjudge: error: simplecache::rcjtest://bucket/run-1: "
                                        "protocol 'rcjtest' needs the package rcjudge_absent_fs, "
                                        "which is not installed (pip install rcjudge_absent_fs)\n")
@@ -104,7 +104,7 @@ def test_protocol_whose_package_is_missing_names_the_package(monkeypatch, capsys
 @pytest.mark.skipif(importlib.util.find_spec("s3fs") is not None,
                     reason="s3fs is installed here; the test is of its absence")
 def test_s3_without_s3fs(capsys):
-    assert main(["inspect", "s3://bucket/run-1"]) == 2
+    assert main(["inspect", "s3://bucket/run-1"]) == 1
     assert capsys.readouterr().err == ("rcjudge: error: s3://bucket/run-1: protocol 's3' needs "
                                        "the package s3fs, which is not installed "
                                        "(pip install s3fs)\n")

@@ -54,7 +54,7 @@ def refused_fast(path: Path, line: str, what: str) -> None:
     code, err, seconds = inspect(path)
     print(f"\n{what}: refused in {seconds:.2f} s (bound {BOUND_S} s, the subprocess's start "
           "included)")
-    assert (code, err) == (2, f"rcjudge: error: {line}\n")
+    assert (code, err) == (1, f"rcjudge: error: {line}\n")
     assert seconds < BOUND_S
 
 
@@ -97,7 +97,7 @@ def test_a_symlink_to_a_file_outside_says_nothing_about_it(bundle_copy, tmp_path
     mcap.unlink()
     os.symlink(secret, mcap)
     code, err, _ = inspect(bundle_copy)
-    assert (code, err) == (2, f"rcjudge: error: {mcap}: resolves outside the bundle folder "
+    assert (code, err) == (1, f"rcjudge: error: {mcap}: resolves outside the bundle folder "
                            "(a symlink); a bundle's files must lie inside it\n")
     for leak in (digest, str(size), "secret", str(secret.parent)):
         assert leak not in err

@@ -44,7 +44,7 @@ def test_inspect_json_and_text(make_bundles, capsys):
 def test_errors_are_one_line_without_traceback(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "rcjudge.cli", "inspect", str(tmp_path)],
                           capture_output=True, text=True)
-    assert proc.returncode == 2
+    assert proc.returncode == 1  # an input refused (rcjudge --help's exit codes)
     assert proc.stderr == f"rcjudge: error: {tmp_path}/manifest.json: manifest.json not found " \
                           "(is this a bundle folder?)\n"
 

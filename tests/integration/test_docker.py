@@ -135,7 +135,7 @@ def _serves(argv: list[str], path: str, port: int, env: dict | None = None) -> i
 
 def test_api_entry_point_serves_the_judge_api_outside_docker(tmp_path):
     entry = _instruction("api.Dockerfile", "ENTRYPOINT")
-    assert entry == ["rcjudge", "api", "serve", "--host", "0.0.0.0", "--port", "8000"]
+    assert entry == ["rcjudge", "serve", "--only", "api", "--host", "0.0.0.0", "--port", "8000"]
     api = yaml.safe_load((DOCKER / "compose.yaml").read_text())["services"]["api"]
     assert api["environment"]["RCJUDGE_DB"].startswith("postgresql+psycopg://")
     port = _free_port()

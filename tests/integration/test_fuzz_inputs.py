@@ -482,7 +482,7 @@ def test_named_regression_case(name, bases, fuzz_kit, tmp_path):
     base, kind, seed, line = REGRESSIONS[name]
     d = make_case(bases[base], fuzz_kit, kind, seed, tmp_path / name)
     result, code, _, err = run_inspect(d)
-    assert (result, code) == ("error", 2), err  # inspect: a bad input is exit 2
+    assert (result, code) == ("error", 1), err  # inspect: a refused input is exit 1
     line = "rcjudge: error: " + line.format(d=d)
     assert err == line if line.endswith("\n") else err.startswith(line), err
 

@@ -61,7 +61,7 @@ def batch_cli(source: Path, tmp_path: Path) -> tuple[subprocess.CompletedProcess
 
 def test_zero_length_sidecar_is_one_line(bundle_copy, capsys):
     mp4 = zero_sidecar(bundle_copy)
-    assert main(["inspect", str(bundle_copy)]) == 2
+    assert main(["inspect", str(bundle_copy)]) == 1  # a refused input (rcjudge --help)
     err = capsys.readouterr().err
     assert err.startswith(f"rcjudge: error: {mp4}: not a readable video file (")
     assert err.count("\n") == 1 and "Traceback" not in err
@@ -71,7 +71,7 @@ def test_symlink_loop_manifest_is_one_line(tmp_path, capsys):
     d = loop_bundle(tmp_path)
     with pytest.raises(BundleReadError):
         intake(str(d))
-    assert main(["inspect", str(d)]) == 2
+    assert main(["inspect", str(d)]) == 1  # a refused input (rcjudge --help)
     assert capsys.readouterr().err == f"rcjudge: error: {d}/manifest.json: {LOOP}\n"
 
 
@@ -81,7 +81,7 @@ def test_backend_error_is_the_bundles_own(tmp_path, capsys):
     with pytest.raises(BundleError) as err:
         intake(uri)
     assert str(err.value) == f"{uri}: BadZipFile: File is not a zip file"
-    assert main(["inspect", uri]) == 2
+    assert main(["inspect", uri]) == 1  # a refused input (rcjudge --help)
     assert capsys.readouterr().err == f"rcjudge: error: {uri}: BadZipFile: File is not a zip file\n"
 
 
@@ -147,8 +147,8 @@ def test_exit_codes_documented_in_help(capsys):
     with pytest.raises(SystemExit):
         main(["--help"])
     out = capsys.readouterr().out
-    assert "exit codes (judge, batch, rejudge, import, bundle create):" in out
-    assert "  1    some inputs failed; each is named on one stderr line" in out
+    assert "exit codes (every command):" in out
+    assert "  1    an input was refused, or some inputs failed" in out
     assert "  2    usage or setup error" in out
 
 

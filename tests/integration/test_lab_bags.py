@@ -154,7 +154,7 @@ def test_a_split_part_alone_or_parts_that_overlap_are_refused_writing_nothing(tm
     m = mapping_file(tmp_path, episodes=MARKERS)
     out = tmp_path / "out"
     assert main(["import", "rosbag", str(parts[1]), "--mapping", str(m), "--out",
-                 str(out)]) == 2
+                 str(out)]) == 1  # a refused bag
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and re.fullmatch(
         rf"rcjudge: error: {re.escape(str(parts[1]))}: topic /episode: marker 'stop' at "
@@ -167,7 +167,7 @@ def test_a_split_part_alone_or_parts_that_overlap_are_refused_writing_nothing(tm
     overlapping.write_bytes(other.read_bytes())  # b_0.bag's span again, as part 1
     (tmp_path / "c" / "b_0.bag").write_bytes(parts[0].read_bytes())
     assert main(["import", "rosbag", str(tmp_path / "c" / "b_0.bag"), str(overlapping),
-                 "--mapping", str(m), "--out", str(out)]) == 2
+                 "--mapping", str(m), "--out", str(out)]) == 1
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and re.fullmatch(
         rf"rcjudge: error: {re.escape(str(tmp_path / 'c' / 'b_0.bag'))}, "
@@ -183,7 +183,7 @@ def test_bundles_written_before_a_refused_bag_are_printed(tmp_path, capsys):
     bad = write_bag(tmp_path / "bad.bag", "ros1", BagSpec(seconds=1.0, swap=("front", 2)))
     out = tmp_path / "out"
     assert main(["import", "rosbag", str(good), str(bad), "--mapping",
-                 str(mapping_file(tmp_path)), "--out", str(out), "--json"]) == 2
+                 str(mapping_file(tmp_path)), "--out", str(out), "--json"]) == 1
     captured = capsys.readouterr()
     rows = json.loads(captured.out)
     assert [Path(r["bundle"]).name for r in rows] == ["good-ep000"]

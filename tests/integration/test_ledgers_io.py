@@ -278,12 +278,12 @@ def test_utf16_is_named_and_a_utf8_bom_is_fine(three_runs, tmp_path):
 def test_labels_import_command_on_bad_bytes(db, three_runs, tmp_path, capsys):
     f = tmp_path / "latin1.csv"
     f.write_bytes(HEADER.encode() + b"run-001,1,0,,Jos\xe9,2026-09-16T12:01:00Z\n")
-    assert main(["labels", "import", str(f), "--db", db.cli_url]) == 2
+    assert main(["labels", "import", str(f), "--db", db.cli_url]) == 1
     assert capsys.readouterr().err.splitlines() == [
         f"rcjudge: error: {f}: 1 error(s), nothing imported",
         "  line 2: encoding: byte 0xe9 at offset 75 is not UTF-8 (invalid continuation "
         "byte); expected a UTF-8 file"]                                     # 59 + 16
-    assert main(["labels", "import", str(f), "--db", db.cli_url, "--json"]) == 2
+    assert main(["labels", "import", str(f), "--db", db.cli_url, "--json"]) == 1
     assert json.loads(capsys.readouterr().out)["errors"] == [
         {"line": 2, "field": "encoding", "message": "byte 0xe9 at offset 75 is not UTF-8 "
          "(invalid continuation byte); expected a UTF-8 file"}]
@@ -311,11 +311,11 @@ def test_labels_import_command(db, three_runs, tmp_path, capsys):
     bad = tmp_path / "bad.csv"
     bad.write_text(HEADER + "run-002,1,0,,op-kim,2026-09-16T12:01:00Z\n"
                    + "run-404,1,0,,op-kim,2026-09-16T12:01:00Z\n")
-    assert main(["labels", "import", str(bad), "--db", db.cli_url]) == 2
+    assert main(["labels", "import", str(bad), "--db", db.cli_url]) == 1
     assert capsys.readouterr().err.splitlines() == [
         f"rcjudge: error: {bad}: 1 error(s), nothing imported",
         "  line 3: run_id: unknown run 'run-404': not in the runs ledger"]
-    assert main(["labels", "import", str(bad), "--db", db.cli_url, "--json"]) == 2
+    assert main(["labels", "import", str(bad), "--db", db.cli_url, "--json"]) == 1
     assert json.loads(capsys.readouterr().out) == {"file": str(bad), "imported": 0, "errors": [
         {"line": 3, "field": "run_id", "message": "unknown run 'run-404': not in the runs ledger"}]}
     assert three_runs.counts()["operator_labels"] == 1

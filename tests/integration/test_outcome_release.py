@@ -176,10 +176,10 @@ def test_sidecar_lines_exact(ledger, tmp_path, layout, capsys):
     assert list(json.loads(lines[0])) == list(SIDECAR_KEYS)
     # the CLI, and without --include-outcomes
     db = str(ledger.engine.url)
-    assert main(["lerobot", "export", str(root), "--include-outcomes", "--dataset",
+    assert main(["export", "lerobot", str(root), "--include-outcomes", "--dataset",
                  "lab/pick", "--db", db, "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["labelled"] == 1
-    assert main(["lerobot", "export", str(root), "--dataset", "lab/pick", "--db", db]) == 2
-    assert capsys.readouterr().err == ("rcjudge: error: rcjudge lerobot export writes the "
+    assert main(["export", "lerobot", str(root), "--dataset", "lab/pick", "--db", db]) == 2
+    assert capsys.readouterr().err == ("rcjudge: error: rcjudge export lerobot writes the "
                                        "outcome sidecar only: pass --include-outcomes\n")
 

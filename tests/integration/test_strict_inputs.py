@@ -82,7 +82,7 @@ def test_a_folder_name_with_a_newline_prints_as_one_line(bundle_copy, tmp_path, 
     odd = tmp_path / "run\nrcjudge: error: forged"
     shutil.copytree(bundle_copy, odd)
     (odd / "rollout.mcap").write_bytes(b"not an mcap")
-    assert main(["inspect", str(odd)]) == 2
+    assert main(["inspect", str(odd)]) == 1
     err = capsys.readouterr().err
     assert err.count("\n") == 1
     escaped = str(odd).replace("\n", "\\n")

@@ -100,7 +100,8 @@ def test_train_plan_prints_each_models_estimate_and_reads_no_ledger(tiny_models,
     assert table[0].startswith("| model | LoRA | checkpointing | lr |") and "peak MiB" in table[0]
     assert [line.split(" | ")[0] for line in table[2:]] == [
         "| gemma3-tiny", "| idefics3-tiny", "| llava-tiny"]
-    assert all(line.endswith("| 1024.00 | yes |") and " 0.002 | " in line for line in table[2:])
+    # the default recipe (judge-quality) trains models under 1 B parameters at 5e-4
+    assert all(line.endswith("| 1024.00 | yes |") and " 0.0005 | " in line for line in table[2:])
     assert main(["train", "--from", "tiny", "--plan", "--device-memory-gib", "0.001"]) == 2
     captured = capsys.readouterr()
     assert captured.out.count("| NO |") == 3

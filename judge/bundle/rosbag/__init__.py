@@ -179,6 +179,20 @@ def _collector_paused() -> Iterator[None]:
             gc.enable()
 
 
+def check_mapping(mapping_path: str | Path) -> Mapping:
+    """The mapping file, loaded, with its fixed ``task.id`` in the task catalog.
+
+    Raises:
+        RosbagError: a field of the file is wrong.
+        BundleError: its ``task.id`` is not in the task catalog.
+    """
+    mapping = load_mapping(mapping_path)
+    static_task = (mapping.attribution.get("task") or {}).get("id")
+    if isinstance(static_task, str) and "task.id" not in mapping.attribution_from:
+        check_task(static_task, str(mapping_path))
+    return mapping
+
+
 def import_bag(bag: str | Path | Sequence[str | Path], mapping_path: str | Path,
                out: str | Path, episodes: str | None = None, progress: bool | None = None,
                encode: EncodeOptions | None = None) -> list[dict]:
@@ -189,10 +203,7 @@ def import_bag(bag: str | Path | Sequence[str | Path], mapping_path: str | Path,
     written; the bundles then go to a staging folder in ``out`` and are renamed into place
     together. An existing bundle folder is never overwritten.
     """
-    mapping = load_mapping(mapping_path)
-    static_task = (mapping.attribution.get("task") or {}).get("id")
-    if isinstance(static_task, str) and "task.id" not in mapping.attribution_from:
-        check_task(static_task, str(mapping_path))  # before the bag is read
+    mapping = check_mapping(mapping_path)  # before the bag is read
     with open_bag(bag) as b, _collector_paused():
         episodes_data = _read(b, mapping, episodes, encode, bool(progress))
         custom = b.custom_data()

@@ -76,7 +76,7 @@ def test_recapture_check_cli(seed_dir: Path, tmp_path: Path,
 
 
 def test_bad_input_is_one_line_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
-    assert main(["verdict", "--task-spec", "x.csv"]) == 2
+    assert main(["verdict", "build", "--task-spec", "x.csv"]) == 2
     assert capsys.readouterr().err == (
-        "rcjudge: error: rcjudge verdict: missing --evaluation-run, --dataset-index, "
+        "rcjudge: error: rcjudge verdict build: missing --evaluation-run, --dataset-index, "
         "--artifact\n")

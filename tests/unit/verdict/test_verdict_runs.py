@@ -111,20 +111,20 @@ def test_explain_dir_cli_errors(gold_dir: Path, tmp_path: Path,
                                                                       "dataset_index.csv")]
     assert main(["verdict", *tables, "--artifact", "RLDX-1-rc7", "--out", str(cards)]) == 0
     capsys.readouterr()
-    assert main(["verdict", "screen", "--cards", str(cards), "--explain-dir", str(tmp_path),
+    assert main(["verdict", "build", "--cards", str(cards), "--explain-dir", str(tmp_path),
                  "--html", str(tmp_path / "s.html")]) == 2
     assert capsys.readouterr().err == (
         f"rcjudge: error: --explain-dir {tmp_path}: needs --evaluation-run, --task-spec and "
         "--dataset-index (the runs are the evaluation_run rows)\n")
-    assert main(["verdict", "screen", "--cards", str(cards), *tables, "--explain-dir",
-                 str(tmp_path / "nowhere"), "--html", str(tmp_path / "s.html")]) == 2
+    assert main(["verdict", "build", "--cards", str(cards), *tables, "--explain-dir",
+                 str(tmp_path / "nowhere"), "--html", str(tmp_path / "s.html")]) == 1
     assert capsys.readouterr().err == (
         f"rcjudge: error: --explain-dir {tmp_path / 'nowhere'}: not a folder\n")
     assert not (tmp_path / "s.html").exists()
     out = tmp_path / "screens" / "s.html"
     out.parent.mkdir()
     (tmp_path / "pick-tray-A-ep001.html").write_text("x")
-    assert main(["verdict", "screen", "--cards", str(cards), *tables, "--explain-dir",
+    assert main(["verdict", "build", "--cards", str(cards), *tables, "--explain-dir",
                  str(tmp_path), "--html", str(out)]) == 0
     html = out.read_text(encoding="utf-8")
     assert html.count('<a class="explain" href="../pick-tray-A-ep001.html">') == 1

@@ -131,5 +131,5 @@ def test_verdict_build_shows_the_rectified_rate_beside_success_rate(gold_dir: Pa
     assert "보정 성공률 2개, 판정이 바뀔 수 있는 카드 2개" in html
     cards = json.loads((tmp_path / "cards.json").read_text(encoding="utf-8"))
     assert [c["success_rate"] for c in cards if c["task_id"] == "lid-press-K"] == [1.0]
-    assert main(["verdict", "screen", "--cards", str(tmp_path / "cards.json"), "--rates",
-                 str(tmp_path / "missing.json"), "--html", str(page)]) == 2
+    assert main(["verdict", "build", "--cards", str(tmp_path / "cards.json"), "--rates",
+                 str(tmp_path / "missing.json"), "--html", str(page)]) == 1

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from judge.batch.sources import SourceError
+from judge.errors import JudgeError
 
 #: Part of every cache key: bumped when the importer writes different bundles from the
 #: same bag and mapping, so an old cache entry is not taken for a new one.
@@ -92,8 +93,8 @@ def bag_cache(root: str | Path, mapping_path: str | Path) -> BagImport:
             tmp.write_bytes(data)
             os.replace(tmp, copy)
         except OSError as exc:
-            raise SourceError(f"--bundles-dir {root}: cannot be written: "
-                              f"{exc.strerror or exc}") from None
+            raise JudgeError(f"--bundles-dir {root}: cannot be written: "
+                             f"{exc.strerror or exc}") from None
     return BagImport(str(copy), sha, str(root))
 
 
@@ -231,4 +232,4 @@ def check_bundles_dir(root: str) -> None:
     """Refuse a ``--bundles-dir`` that is a file, before any work."""
     path = Path(root).expanduser()
     if path.exists() and not path.is_dir():
-        raise SourceError(f"--bundles-dir {root}: is a file; expected a folder")
+        raise JudgeError(f"--bundles-dir {root}: is a file; expected a folder")

@@ -12,12 +12,9 @@ from judge.errors import JudgeError
 from rcjudge.errors import InputError
 
 
-class SourceError(JudgeError, ValueError):
-    """A batch source names nothing usable."""
-
-
-class NoBundlesError(SourceError, InputError):
-    """SOURCE holds no bundle: the input is refused (exit 1)."""
+class SourceError(JudgeError, InputError, ValueError):
+    """A batch source names nothing usable: the input is refused (exit 1), whether it names
+    no path, an unknown protocol, or a folder without bundles."""
 
 
 def _hidden(path: str) -> bool:
@@ -123,7 +120,7 @@ def find_sources(source: str) -> Sources:
     if not bundles:
         names = sorted(posixpath.basename(p) for p in found)
         listed = f"; not bundles: {', '.join(names[:10])}{', …' if len(names) > 10 else ''}"
-        raise NoBundlesError(f"{source}: no bundle (a folder with {MANIFEST}) found"
+        raise SourceError(f"{source}: no bundle (a folder with {MANIFEST}) found"
                           + (listed if names else ""))
     rest = sorted(p for p in found if p not in bundles)
     return Sources([uri(p) for p in sorted(bundles)], [uri(p) for p in rest],

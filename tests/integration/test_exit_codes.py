@@ -133,3 +133,25 @@ def test_exit_code_and_one_line(command, scratch):
     assert (proc.returncode, proc.stderr.count("\n")) == (code, lines), proc.stderr
     assert proc.stderr.startswith("rcjudge: error: ") and names in proc.stderr, proc.stderr
     assert not (scratch / "none.db").exists()
+
+
+#: A source that names nothing is a refused input, as ``inspect`` and ``judge`` refuse it:
+#: ``batch`` exits 1 for it too (a folder without bundles, a path that does not exist, an
+#: unknown protocol).
+SOURCES = {
+    "no such path": (["{d}/nothing-here"], 1, "nothing-here: no such folder, glob match"),
+    "unknown protocol": (["nope://x"], 1, "nope://x: unknown protocol 'nope'"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(SOURCES))
+def test_batch_sources_follow_the_rule(case, scratch):
+    argv, code, names = SOURCES[case]
+    env = {k: v for k, v in os.environ.items() if k not in ("RCJUDGE_DB", "RAY_ADDRESS")}
+    env["RCJUDGE_HOME"] = str(scratch / "home")
+    proc = subprocess.run([sys.executable, "-m", "rcjudge.cli", "batch",
+                           *[a.format(d=scratch) for a in argv], "--judge", "tiny",
+                           "--db", str(scratch / "b.db")], capture_output=True, text=True,
+                          cwd=ROOT, env=env, timeout=120)
+    assert (proc.returncode, proc.stderr.count("\n")) == (code, 1), proc.stderr
+    assert proc.stderr.startswith("rcjudge: error: ") and names in proc.stderr, proc.stderr

@@ -79,7 +79,7 @@ def test_unknown_protocol(capsys):
     assert str(err.value) == expected
     assert main(["inspect", "nope://x"]) == 1
     assert capsys.readouterr().err == f"rcjudge: error: {expected}\n"
-    assert main(["batch", "nope://x", "--judge", "tiny"]) == 2
+    assert main(["batch", "nope://x", "--judge", "tiny"]) == 1
     assert capsys.readouterr().err == f"rcjudge: error: {expected}\n"
 
 

@@ -171,6 +171,7 @@ def test_judges_show_prints_the_fingerprint_and_compares_with_the_ledger(tmp_pat
     path = tmp_path / "fake-fp.yaml"
     path.write_text(yaml.safe_dump(FAKE))
     url = f"sqlite:///{tmp_path / 'l.db'}"
+    Ledger.open(url).close()  # judges show reads a ledger, never creates one
     assert main(["judges", "show", str(path), "--db", url, "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     fp = fingerprint(JudgeVersion.model_validate(FAKE), load_taxonomy())

@@ -23,13 +23,10 @@ import numpy as np
 
 from bench.synth import (
     CAMERAS,
-    OUTCOMES,
-    TASKS,
     Renderer,
     SynthConfig,
     attribution_for,
-    joint_signals,
-    simulate,
+    draw_run,
 )
 from judge.bundle.streams import Signals
 
@@ -71,15 +68,7 @@ def write_signals(path: Path, s: Signals) -> None:
 def write_recording(out: str | Path, cfg: SynthConfig, index: int) -> Path:
     """Run ``index`` of the set as a folder of recordings; returns the folder. The random
     draws are :func:`bench.synth.write_bundle`'s, in its order."""
-    rng = np.random.default_rng([cfg.seed, index])
-    outcomes = list(cfg.outcome_mix)
-    weights = np.array([cfg.outcome_mix[o] for o in outcomes], dtype=np.float64)
-    outcome = cfg.outcome or outcomes[int(rng.choice(len(outcomes), p=weights / weights.sum()))]
-    if outcome not in OUTCOMES:
-        raise ValueError(f"outcome {outcome!r}: expected one of {', '.join(OUTCOMES)}")
-    task_id = TASKS[int(rng.integers(len(TASKS)))]
-    ro = simulate(rng, outcome, cfg.duration_s, cfg.signal_hz)
-    signals = joint_signals(ro, rng, cfg.effort_noise_nm)
+    rng, _, task_id, ro, signals = draw_run(cfg, index)
     renderer = Renderer(ro, cfg.width, cfg.height, rng, cfg.sensor_noise)
     n_frames = int(np.floor(cfg.duration_s * cfg.fps + 1e-9)) + 1
     sample_at = np.minimum(np.round(np.arange(n_frames) / cfg.fps * cfg.signal_hz).astype(int),

@@ -18,7 +18,7 @@ import itertools
 import json
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
@@ -341,8 +341,10 @@ def attribution_for(rng: np.random.Generator, task_id: str, seed: int) -> dict:
     }
 
 
-def write_bundle(out: str | Path, cfg: SynthConfig, index: int) -> Path:
-    """Simulate, render, encode and write bundle ``index`` of the set; returns its folder."""
+def draw_run(cfg: SynthConfig, index: int) -> tuple[np.random.Generator, str, str, Any, Any]:
+    """Run ``index``'s first random draws, in their order: (rng, outcome, task id, rollout,
+    joint signals). The bundle writer and the recordings writer (bench.recordings) share them,
+    so run ``index`` is the same rollout in both."""
     rng = np.random.default_rng([cfg.seed, index])
     outcomes = list(cfg.outcome_mix)
     weights = np.array([cfg.outcome_mix[o] for o in outcomes], dtype=np.float64)
@@ -351,7 +353,12 @@ def write_bundle(out: str | Path, cfg: SynthConfig, index: int) -> Path:
         raise ValueError(f"outcome {outcome!r}: expected one of {', '.join(OUTCOMES)}")
     task_id = TASKS[int(rng.integers(len(TASKS)))]
     ro = simulate(rng, outcome, cfg.duration_s, cfg.signal_hz)
-    signals = joint_signals(ro, rng, cfg.effort_noise_nm)
+    return rng, outcome, task_id, ro, joint_signals(ro, rng, cfg.effort_noise_nm)
+
+
+def write_bundle(out: str | Path, cfg: SynthConfig, index: int) -> Path:
+    """Simulate, render, encode and write bundle ``index`` of the set; returns its folder."""
+    rng, _, task_id, ro, signals = draw_run(cfg, index)
     actuator = cfg.gripper_signal == "actuator"
     if actuator:
         signals = actuator_signals(ro, signals, rng)

@@ -16,7 +16,6 @@ import argparse
 import csv
 import json
 import sys
-from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
@@ -28,24 +27,14 @@ from bench.synth import (
     attribution_for,
     draw_run,
 )
+from bench.transcode import encode_frames
 from judge.bundle.streams import Signals
 
 
 def write_mp4(path: Path, frames, width: int, height: int, fps: int) -> None:
-    """RGB frames (each (H, W, 3) uint8) as an H.264 mp4 with libx264's own defaults."""
-    import av
-
-    with av.open(str(path), "w") as box:
-        stream = box.add_stream("libx264", rate=fps)
-        stream.width, stream.height, stream.pix_fmt = width, height, "yuv420p"
-        stream.codec_context.options = {"preset": "veryfast", "threads": "1"}
-        for i, img in enumerate(frames):
-            frame = av.VideoFrame.from_ndarray(img, format="rgb24")
-            frame.pts, frame.time_base = i, Fraction(1, fps)
-            for packet in stream.encode(frame):
-                box.mux(packet)
-        for packet in stream.encode(None):
-            box.mux(packet)
+    """RGB frames (each (H, W, 3) uint8) as an H.264 mp4 (libx264, preset veryfast, one thread)."""
+    encode_frames(path, frames, "libx264", width, height, fps,
+                  {"preset": "veryfast", "threads": "1"})
 
 
 def write_signals(path: Path, s: Signals) -> None:

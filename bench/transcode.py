@@ -38,19 +38,26 @@ def _frames(n: int, width: int, height: int, seed: int):
         yield np.clip(img, 0, 255).astype(np.uint8)
 
 
-def write(path: Path, codec: str, n: int, width: int, height: int, fps: int, seed: int) -> Path:
-    opts = {"bf": "0", "g": str(fps // 2)} if codec == "libx264" else {"preset": "10"}
+def encode_frames(path: Path, frames, codec: str, width: int, height: int, fps: int,
+                  options: dict[str, str]) -> None:
+    """RGB frames (each (H, W, 3) uint8) encoded with PyAV's ``codec`` at ``fps`` into
+    ``path`` (its container from the suffix), the codec's ``options`` set."""
     with av.open(str(path), "w") as c:
         s = c.add_stream(codec, rate=fps)
         s.width, s.height, s.pix_fmt = width, height, "yuv420p"
-        s.codec_context.options = opts
-        for i, img in enumerate(_frames(n, width, height, seed)):
+        s.codec_context.options = options
+        for i, img in enumerate(frames):
             vf = av.VideoFrame.from_ndarray(img, format="rgb24")
             vf.pts, vf.time_base = i, Fraction(1, fps)
             for p in s.encode(vf):
                 c.mux(p)
         for p in s.encode(None):
             c.mux(p)
+
+
+def write(path: Path, codec: str, n: int, width: int, height: int, fps: int, seed: int) -> Path:
+    opts = {"bf": "0", "g": str(fps // 2)} if codec == "libx264" else {"preset": "10"}
+    encode_frames(path, _frames(n, width, height, seed), codec, width, height, fps, opts)
     return path
 
 
